@@ -1,0 +1,61 @@
+"""TLX Workbench: write, compile, inspect, run and profile TLX-style GPU kernels.
+
+``workbench.compile(kernel, *args, target="sm_90", **options)`` returns an Artifact with every
+compiler stage, source maps, metadata and layouts, with no GPU needed. ``%load_ext workbench``
+registers the ``%%tlx`` cell magic.
+"""
+
+from __future__ import annotations
+
+from workbench.errors import (
+    ArgumentError,
+    CheckError,
+    CompileError,
+    TargetError,
+    ToolError,
+    WorkbenchError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Artifact",
+    "ArgumentError",
+    "CheckError",
+    "CompileError",
+    "TargetError",
+    "ToolError",
+    "WorkbenchError",
+    "compile",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+]
+
+
+def __getattr__(name: str):
+    # Lazy: importing workbench must not import triton until it is needed.
+    if name == "compile":
+        from workbench.compile import compile as _compile
+
+        return _compile
+    if name == "Artifact":
+        from workbench.compile.artifact import Artifact
+
+        return Artifact
+    if name in ("tlx", "ir", "layouts", "profile", "timeline", "report", "run", "magic"):
+        import importlib
+
+        return importlib.import_module(f"workbench.{name}")
+    raise AttributeError(name)
+
+
+def load_ipython_extension(ipython) -> None:
+    from workbench.magic import load_ipython_extension as _load
+
+    _load(ipython)
+
+
+def unload_ipython_extension(ipython) -> None:
+    from workbench.magic import unload_ipython_extension as _unload
+
+    _unload(ipython)

@@ -1,0 +1,60 @@
+"""Errors raised by the workbench: each names the user's file and line and what to do."""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """Base class. ``filename``/``lineno`` point at the user's source when known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        filename: str | None = None,
+        lineno: int | None = None,
+        col: int | None = None,
+        source_line: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.col = col
+        self.source_line = source_line
+        self.hint = hint
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = ""
+        if self.filename is not None:
+            where = f"{self.filename}:{self.lineno}" if self.lineno else self.filename
+            where += ": "
+        text = f"{where}{self.message}"
+        if self.source_line:
+            text += f"\n    {self.source_line.rstrip()}"
+            if self.col is not None and self.col >= 0:
+                stripped = len(self.source_line) - len(self.source_line.lstrip())
+                text += "\n    " + " " * max(self.col - stripped, 0) + "^"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class CompileError(WorkbenchError):
+    """The kernel failed to compile (Triton, Gluon or TLX front end, or a backend pass)."""
+
+
+class ArgumentError(WorkbenchError):
+    """An argument given to compile or launch cannot be turned into a kernel signature."""
+
+
+class TargetError(WorkbenchError):
+    """The requested target is not supported."""
+
+
+class ToolError(WorkbenchError):
+    """An external tool (ptxas, cuobjdump, nvdisasm) is missing or failed."""
+
+
+class CheckError(WorkbenchError):
+    """A kernel's output did not match its reference."""
