@@ -32,16 +32,12 @@ __all__ = [
 ]
 
 
+# Bind the function over the subpackage of the same name (workbench.compile is both).
+from workbench.compile import compile  # noqa: E402
+from workbench.compile.artifact import Artifact  # noqa: E402
+
+
 def __getattr__(name: str):
-    # Lazy: importing workbench must not import triton until it is needed.
-    if name == "compile":
-        from workbench.compile import compile as _compile
-
-        return _compile
-    if name == "Artifact":
-        from workbench.compile.artifact import Artifact
-
-        return Artifact
     if name in ("tlx", "ir", "layouts", "profile", "timeline", "report", "run", "magic"):
         import importlib
 
