@@ -92,6 +92,9 @@ def _device_events(prof) -> list[tuple[str, float, float]]:
     for e in prof.events():
         if e.device_type != DeviceType.CUDA:
             continue
+        # record_function ranges also show up on the GPU timeline: they are not kernels
+        if getattr(e, "is_user_annotation", False) or "annotation" in str(getattr(e, "activity_type", "")):
+            continue
         name = getattr(e, "trace_name", None) or e.name
         out.append((name, float(e.time_range.start), float(e.time_range.end)))
     return out

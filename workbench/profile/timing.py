@@ -231,7 +231,9 @@ def bench(
 
     if graph:
         try:
-            samples, per = _bench_graph(torch, calls, clear if flush else None, est_ms, warmup_ms, rep_ms)
+            samples, per = _bench_graph(
+                torch, calls, clear if flush else None, est_ms + flush_ms, warmup_ms, rep_ms
+            )
             if flush:
                 l2 = l2.replace("flushed", "flushed (subtracted)")
             return summarize(
@@ -250,8 +252,9 @@ def bench(
             notes.append(f"CUDA-graph capture failed ({type(exc).__name__}: {exc}); timed with events")
             torch.cuda.synchronize()
 
-    n_warmup = max(1, int(warmup_ms / est_ms))
-    n_repeat = min(max_runs, max(min_runs, int(rep_ms / est_ms)))
+    cycle_ms = est_ms + flush_ms  # one run and its flush, as do_bench sizes its loop
+    n_warmup = max(1, int(warmup_ms / cycle_ms))
+    n_repeat = min(max_runs, max(min_runs, int(rep_ms / cycle_ms)))
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
     for i in range(n_warmup):
@@ -286,7 +289,8 @@ def _bench_graph(
     rep_ms: float,
     replays: int = 20,
 ) -> tuple[list[float], int]:
-    """Samples (ms per call), one per replay of a graph of ``per`` calls."""
+    """Samples (ms per call), one per replay of a graph of ``per`` calls.
+    ``est_ms`` is the estimated time of one call plus its flush, if any."""
     per = max(len(calls), min(1000, int(rep_ms / replays / est_ms)))
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
