@@ -60,3 +60,21 @@ def test_real_machine_matches_gpu_available():
         pytest.skip("a GPU is present")
     with pytest.raises(prof.GPURequiredError):
         prof.bench(lambda: None)
+
+
+def test_report_items_match_the_report_schema(no_gpu):
+    from pathlib import Path
+
+    jsonschema = pytest.importorskip("jsonschema")
+    schema_path = Path(__file__).resolve().parents[2] / "workbench" / "report" / "schema.json"
+    if not schema_path.exists():
+        pytest.skip("no Report schema in this checkout")
+    schema = json.loads(schema_path.read_text())
+    payload = {**schema["$defs"]["payload"], "$defs": schema["$defs"]}
+    section = prof.bench_section(lambda: None, flops=1e12, bytes=1e9, device="H200")
+    items = json.loads(json.dumps(prof.report_items(section), allow_nan=False))
+    assert [i["kind"] for i in items] == ["bench", "roofline"]
+    assert items[0]["status"] == "skipped" and items[0]["reason"].startswith("Timing needs a CUDA GPU")
+    assert items[1]["device"] == "H200 SXM" and items[1]["bound"] == "compute"
+    for item in items:
+        jsonschema.validate(item, payload)

@@ -27,8 +27,10 @@ For the ``%%tlx --bench`` magic: call ``bench_section(fn, reference=ref_fn, flop
 JSON-serialisable dict (schema ``tlx-workbench.profile/1``: timed, message, timing, reference,
 ratio, roofline, errors, env) and never raises for a missing GPU: ``message`` then holds
 "Timing needs a CUDA GPU, ..." and ``roofline`` is the static one (intensity and bound against
-``device`` or the H100 datasheet). Without a GPU, ``bench``/``capture``/``sweep`` raise
-``GPURequiredError`` (a WorkbenchError) with that sentence.
+``device`` or the H100 datasheet). ``report_items(section)`` turns that dict into items for the
+Report's ``profile`` list (schema 1.0 payloads: kind "bench" and "roofline", status
+ok/skipped/error, reason, measured_by, device, when, then the fields above). Without a GPU,
+``bench``/``capture``/``sweep`` raise ``GPURequiredError`` (a WorkbenchError) with that sentence.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from workbench.profile.capture import Capture, capture, kernel_table
 from workbench.profile.ceilings import Ceilings, DeviceError, ceilings, datasheet, known_devices
 from workbench.profile.charts import roofline_figure, sweep_figure
 from workbench.profile.counts import Counts, declared_counts, elementwise_counts, gemm_counts
-from workbench.profile.report import SCHEMA, bench_section
+from workbench.profile.report import SCHEMA, bench_section, report_items
 from workbench.profile.roofline import Point, Roofline, roofline
 from workbench.profile.sweep import sweep
 from workbench.profile.timing import BenchResult, bench
@@ -66,6 +68,7 @@ __all__ = [
     "kernel_table",
     "known_devices",
     "roofline",
+    "report_items",
     "roofline_figure",
     "sweep",
     "sweep_figure",

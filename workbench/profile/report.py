@@ -92,3 +92,50 @@ def bench_section(
         except Exception as exc:
             out["errors"].append({**_error(exc), "where": "roofline"})
     return out
+
+
+def report_items(section: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``bench_section``'s dict as items of the Report's ``profile`` list (schema 1.0 payloads:
+    kind, status ok/skipped/error, reason, measured_by, device, when, then kind-specific fields)."""
+    env = section.get("env") or {}
+    timing = section.get("timing")
+    errors = [e for e in section.get("errors", []) if e.get("where") in ("timing", "reference")]
+    if timing is not None:
+        status, reason = "ok", None
+        measured_by = (
+            f"workbench.profile.bench: {timing['method']}, L2 {timing['l2']}, median of {timing['runs']} runs"
+        )
+        device, when = timing["env"].get("device"), timing["env"].get("measured_at")
+    else:
+        status = "error" if errors else "skipped"
+        reason = section.get("message") or ("; ".join(e["message"] for e in errors) or None)
+        measured_by, device, when = None, env.get("device"), env.get("measured_at")
+    items: list[dict[str, Any]] = [
+        {
+            "kind": "bench",
+            "status": status,
+            "reason": reason,
+            "measured_by": measured_by,
+            "device": device,
+            "when": when,
+            "timing": timing,
+            "reference": section.get("reference"),
+            "ratio": section.get("ratio"),
+            "errors": list(section.get("errors", [])),
+        }
+    ]
+    roof = section.get("roofline")
+    if roof is not None:
+        ceil = roof["ceilings"]
+        items.append(
+            {
+                "kind": "roofline",
+                "status": "ok",
+                "reason": None if roof.get("seconds") is not None else "static: not timed",
+                "measured_by": f"ceilings: {roof['ceilings_label']}",
+                "device": ceil["device"],
+                "when": ceil.get("measured_at") or when,
+                **roof,
+            }
+        )
+    return items
