@@ -1,0 +1,76 @@
+"""``workbench.tlx``: TLX-style kernels (Meta's TLX API) lowered onto Triton 3.6's Gluon dialect.
+
+``from workbench import tlx``, decorate a kernel with ``@tlx.jit`` and use the calls of TLX_API.md.
+"""
+
+from __future__ import annotations
+
+from workbench.tlx.api import (
+    alloc_barriers,
+    async_descriptor_load,
+    async_descriptor_store,
+    async_descriptor_store_wait,
+    async_dot,
+    async_dot_wait,
+    async_load,
+    async_load_commit_group,
+    async_load_wait_group,
+    async_task,
+    async_task_replica_id,
+    async_tasks,
+    barrier_arrive,
+    barrier_expect_bytes,
+    barrier_wait,
+    clock64,
+    dtype_of,
+    fence_async_shared,
+    get_bufidx_phase,
+    local_alloc,
+    local_load,
+    local_slice,
+    local_store,
+    local_trans,
+    local_view,
+    named_barrier_arrive,
+    named_barrier_wait,
+    size_of,
+    thread_id,
+)
+from workbench.tlx.diagnostics import TLXCompileError
+from workbench.tlx.kernel import TLXKernel, jit, to_gluon_descriptor
+
+__all__ = [
+    "TLXCompileError",
+    "TLXKernel",
+    "alloc_barriers",
+    "async_descriptor_load",
+    "async_descriptor_store",
+    "async_descriptor_store_wait",
+    "async_dot",
+    "async_dot_wait",
+    "async_load",
+    "async_load_commit_group",
+    "async_load_wait_group",
+    "async_task",
+    "async_task_replica_id",
+    "async_tasks",
+    "barrier_arrive",
+    "barrier_expect_bytes",
+    "barrier_wait",
+    "clock64",
+    "dtype_of",
+    "fence_async_shared",
+    "get_bufidx_phase",
+    "jit",
+    "local_alloc",
+    "local_load",
+    "local_slice",
+    "local_store",
+    "local_trans",
+    "local_view",
+    "named_barrier_arrive",
+    "named_barrier_wait",
+    "size_of",
+    "thread_id",
+    "to_gluon_descriptor",
+]

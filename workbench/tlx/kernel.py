@@ -1,0 +1,269 @@
+"""``@tlx.jit`` kernels: Gluon JIT functions traced with the TLX lowering active.
+
+A :class:`TLXKernel` launches like any Triton kernel (``kernel[grid](...)``, under ``@triton.autotune``)
+and plugs into ``workbench.compile`` through ``__workbench_lower__``. Host
+``triton.tools.tensor_descriptor.TensorDescriptor`` arguments are converted, at launch (after any
+autotune ``pre_hook`` has set their block shape), to Gluon descriptors whose NVMMA layout comes from
+the same rule that picks the layout of the buffers they fill.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from triton._utils import canonicalize_dtype, get_primitive_bitwidth
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon._runtime import GluonJITFunction
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor as GluonTensorDescriptor
+from triton.tools.tensor_descriptor import TensorDescriptor as HostTensorDescriptor
+
+from workbench.tlx import layouts as L
+from workbench.tlx.diagnostics import TLXCompileError, TLXError, to_compile_error
+from workbench.tlx.lower import codegen
+from workbench.tlx.lower import state as S
+
+LOWERING_VERSION = "tlx-lowering-1"
+
+_BITS_TO_DTYPE = {8: gl.int8, 16: gl.float16, 32: gl.float32, 64: gl.int64}
+
+
+def _desc_dtype(base):
+    bits = get_primitive_bitwidth(canonicalize_dtype(base.dtype))
+    return _BITS_TO_DTYPE[bits]
+
+
+def to_gluon_descriptor(desc: HostTensorDescriptor) -> GluonTensorDescriptor:
+    """The Gluon descriptor of a host descriptor, with the NVMMA layout its kernel buffer gets."""
+    layout = L.nvmma_shared_for(list(desc.block_shape), _desc_dtype(desc.base))
+    return GluonTensorDescriptor(
+        desc.base, list(desc.shape), list(desc.strides), list(desc.block_shape), layout, desc.padding
+    )
+
+
+def convert_args(args, kwargs):
+    conv = lambda a: to_gluon_descriptor(a) if isinstance(a, HostTensorDescriptor) else a
+    return tuple(conv(a) for a in args), {k: conv(v) for k, v in kwargs.items()}
+
+
+@contextlib.contextmanager
+def lowering_context(kernel: TLXKernel | None = None, state: S.LoweringState | None = None):
+    """Activate the TLX lowering for the Triton compilations inside; phrase errors for the user."""
+    codegen.install()
+    st = state or S.LoweringState(kernel.file_name if kernel is not None else None)
+    token = S.activate(st)
+    try:
+        yield st
+    except TLXCompileError:
+        raise
+    except TLXError as e:
+        raise to_compile_error(e, st.filename) from None
+    except Exception as e:
+        from triton.compiler.errors import CompilationError
+
+        chain, x = [], e
+        while x is not None and x not in chain:
+            chain.append(x)
+            x = x.__cause__ or x.__context__
+        if any(isinstance(c, (CompilationError, TLXError)) for c in chain):
+            raise to_compile_error(e, st.filename, kernel.first_line if kernel else None) from None
+        raise
+    finally:
+        S.deactivate(token)
+
+
+class TLXKernel(GluonJITFunction):
+    """A TLX-style kernel (``@tlx.jit``)."""
+
+    def __init__(self, fn, **kwargs) -> None:
+        super().__init__(fn, **kwargs)
+        self.file_name = inspect.getsourcefile(fn) or "<unknown>"
+        self.first_line = self.starting_line_number
+        self.last_lowering_ms: float | None = None
+
+    @property
+    def cache_key(self) -> str:
+        # The TLX lowering changes what Triton builds from this source: salt Triton's cache key with it.
+        base = super().cache_key
+        return hashlib.sha256(f"{base}:{LOWERING_VERSION}".encode()).hexdigest()
+
+    # -- launch ------------------------------------------------------------------------------
+    def run(self, *args, grid, warmup, **kwargs):
+        args, kwargs = convert_args(args, kwargs)
+        with lowering_context(self):
+            return super().run(*args, grid=grid, warmup=warmup, **kwargs)
+
+    # -- workbench.compile ----------------------------------------------------------------------
+    def specialize(self, args: tuple, kwargs: dict[str, Any], target: Any = "sm_90"):
+        """(GluonASTSource, GPUTarget, backend, options) for these example arguments, without a GPU."""
+        from triton.compiler.compiler import make_backend
+        from triton.experimental.gluon._runtime import GluonASTSource
+        from triton.runtime.jit import create_function_from_signature
+
+        args, kwargs = convert_args(args, kwargs)
+        gpu_target = _gpu_target(target)
+        backend = make_backend(gpu_target)
+        binder = create_function_from_signature(self.signature, self.params, backend)
+        opts_in = {k: v for k, v in kwargs.items() if k not in self.arg_names}
+        bound_args, specialization, _ = binder(*args, **kwargs)
+        options, signature, constexprs, attrs = self._pack_args(
+            backend, opts_in, bound_args, specialization, opts_in
+        )
+        return GluonASTSource(self, signature, constexprs, attrs), gpu_target, backend, options
+
+    def trace(self, args: tuple, kwargs: dict[str, Any], target: Any = "sm_90") -> S.LoweringState:
+        """Run the front end once (no Triton passes): the Gluon-level TTGIR and what the lowering chose."""
+        from triton._C.libtriton import ir
+
+        src, gpu_target, backend, options = self.specialize(args, kwargs, target)
+        t0 = time.perf_counter()
+        with lowering_context(self) as st:
+            context = ir.context()
+            ir.load_dialects(context)
+            backend.load_dialects(context)
+            codegen_fns = backend.get_codegen_implementation(options)
+            module_map = backend.get_module_map()
+            module = src.make_ir(gpu_target, options, codegen_fns, module_map, context)
+            check_shared_memory(st, self)
+            st.frontend_ir = module.str()
+        self.last_lowering_ms = (time.perf_counter() - t0) * 1e3
+        return st
+
+    def compile_for(self, args: tuple, kwargs: dict[str, Any], target: Any = "sm_90"):
+        """``triton.compile`` these example arguments for ``target`` (no GPU needed): a CompiledKernel."""
+        import triton
+
+        src, gpu_target, _backend, options = self.specialize(args, kwargs, target)
+        with lowering_context(self):
+            return triton.compile(src, target=gpu_target, options=options.__dict__)
+
+    def __workbench_lower__(self, args, kwargs, target):
+        from workbench.compile.lowering import Lowering
+
+        st = self.trace(tuple(args), dict(kwargs), target)
+        cargs, ckwargs = convert_args(tuple(args), dict(kwargs))
+        kernel_text = "".join(self.raw_src)
+        gluon = st.frontend_ir or ""
+        first = self.first_line
+        tlx_map = {first + i: [i + 1] for i in range(len(self.raw_src))}
+        from workbench.tlx.lower.srcmap import mlir_line_map
+
+        gluon_map = mlir_line_map(gluon, self.file_name)
+        fname = self.file_name
+
+        def to_user_line(filename: str, line: int) -> int | None:
+            return line if filename == fname else None
+
+        def finish(artifact) -> None:
+            fill_report(artifact, st)
+
+        return Lowering(
+            fn=self,
+            args=cargs,
+            kwargs=ckwargs,
+            stages={"tlx": kernel_text, "gluon": gluon},
+            line_maps={"tlx": tlx_map, "gluon": gluon_map},
+            to_user_line=to_user_line,
+            context=lambda: lowering_context(self),
+            cache_salt=LOWERING_VERSION,
+            user_filename=fname,
+            finish=finish,
+        )
+
+
+def _gpu_target(target):
+    from triton.backends.compiler import GPUTarget
+
+    if isinstance(target, GPUTarget):
+        return target
+    if target is None:
+        return GPUTarget("cuda", 90, 32)
+    m = re.fullmatch(r"sm_?(\d+)a?", str(target))
+    if not m:
+        from workbench.errors import TargetError
+
+        raise TargetError(
+            f"target {target!r} is not a CUDA target the TLX lowering supports", hint="use 'sm_90'"
+        )
+    return GPUTarget("cuda", int(m.group(1)), 32)
+
+
+def check_shared_memory(st: S.LoweringState, kernel: TLXKernel, limit: int | None = None) -> None:
+    from workbench.tlx.api import SMEM_LIMIT_SM90
+
+    limit = limit or SMEM_LIMIT_SM90
+    total = sum(r.nbytes for r in st.buffers)
+    if total > limit:
+        parts = ", ".join(
+            f"{r.name or r.kind} {r.num}x{r.shape} {r.dtype} = {r.nbytes} B (line {r.line})"
+            for r in sorted(st.buffers, key=lambda r: -r.nbytes)
+        )
+        big = max(st.buffers, key=lambda r: r.nbytes)
+        raise TLXError(
+            f"the kernel's shared buffers need {total} bytes, {total - limit} over the device limit "
+            f"of {limit} bytes: {parts}",
+            "use fewer pipeline stages or smaller tiles for the largest allocation",
+            rule="smem",
+            filename=kernel.file_name,
+            lineno=big.line,
+        )
+
+
+def fill_report(artifact, st: S.LoweringState) -> None:
+    """Fill ``artifact.layouts.values`` with every buffer and tensor value the lowering traced."""
+    from workbench.compile.artifact import ValueLayout
+
+    rows = []
+    for r in st.buffers:
+        if r.kind == "barrier":
+            reason = "mbarriers live in shared memory with the trivial mbarrier layout"
+        elif r.explicit:
+            reason = "layout= given on local_alloc"
+        else:
+            head = (
+                "NVMMA shared layout (swizzled for TMA and wgmma)"
+                if isinstance(r.layout, gl.NVMMASharedLayout)
+                else "unswizzled shared layout (rank-1 buffer)"
+            )
+            reason = head + ("; " + "; ".join(r.uses) if r.uses else "")
+        rows.append(
+            ValueLayout(
+                name=r.name or f"<{r.kind}@{r.line}>",
+                line=r.line,
+                shape=[r.num] + list(r.shape),
+                dtype=r.dtype,
+                layout=L.describe(r.layout),
+                ttgir=r.ttgir,
+                reason=reason,
+                kind=r.kind,
+            )
+        )
+    for v in sorted(st.values.values(), key=lambda v: (v.line or 0, v.name)):
+        rows.append(
+            ValueLayout(
+                name=v.name,
+                line=v.line,
+                shape=v.shape,
+                dtype=v.dtype,
+                layout=L.describe(v.layout),
+                ttgir=v.ttgir,
+                reason=v.reason,
+                kind="tensor",
+            )
+        )
+    artifact.layouts.values = rows
+    artifact.extra.setdefault("tlx", {})["lowering_version"] = LOWERING_VERSION
+
+
+def jit(fn: Callable | None = None, **kwargs) -> TLXKernel | Callable[[Callable], TLXKernel]:
+    """Decorator: ``@tlx.jit`` (same keyword arguments as ``triton.jit``)."""
+
+    def deco(f):
+        return TLXKernel(f, **kwargs)
+
+    return deco(fn) if fn is not None else deco
