@@ -28,7 +28,19 @@ from workbench.tlx.diagnostics import TLXCompileError, TLXError, to_compile_erro
 from workbench.tlx.lower import codegen
 from workbench.tlx.lower import state as S
 
-LOWERING_VERSION = "tlx-lowering-1"
+
+def _lowering_version() -> str:
+    """Version of the lowering, salted with a hash of its own source (so caches notice any change)."""
+    import pathlib
+
+    h = hashlib.sha256()
+    root = pathlib.Path(__file__).parent
+    for p in sorted(root.rglob("*.py")):
+        h.update(p.read_bytes())
+    return "tlx-lowering-1-" + h.hexdigest()[:16]
+
+
+LOWERING_VERSION = _lowering_version()
 
 _BITS_TO_DTYPE = {8: gl.int8, 16: gl.float16, 32: gl.float32, 64: gl.int64}
 
