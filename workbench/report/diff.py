@@ -1,0 +1,104 @@
+"""Differences between two Reports of the same kernel (``%%tlx --diff``)."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+MAX_DIFF_LINES = 400
+_MD_FIELDS = (
+    "num_warps",
+    "num_stages",
+    "num_ctas",
+    "shared_bytes",
+    "registers",
+    "spill_stores",
+    "spill_loads",
+    "spills",
+    "local_bytes",
+    "max_threads",
+    "target",
+)
+
+
+def _udiff(a: str, b: str, name: str, limit: int = MAX_DIFF_LINES) -> tuple[str, int, int, bool]:
+    lines = list(
+        difflib.unified_diff(
+            a.splitlines(), b.splitlines(), f"previous/{name}", f"this run/{name}", n=2, lineterm=""
+        )
+    )
+    added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+    removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+    truncated = len(lines) > limit
+    if truncated:
+        lines = lines[:limit] + [f"... ({len(lines) - limit} more diff lines)"]
+    return "\n".join(lines), added, removed, truncated
+
+
+def _as_dict(r: Any) -> dict[str, Any]:
+    if isinstance(r, dict):
+        return r
+    return {k: getattr(r, k, None) for k in ("id", "created", "kernel", "stages", "metadata", "measurements")}
+
+
+def diff_reports(old: Any, new: Any) -> dict[str, Any]:
+    """The schema's ``previous`` object: what changed from ``old`` to ``new`` (Reports or their dicts)."""
+    o, n = _as_dict(old), _as_dict(new)
+    ok, nk = o.get("kernel", {}), n.get("kernel", {})
+    src_diff, _, _, _ = _udiff(
+        ok.get("source", {}).get("kernel_text", ""), nk.get("source", {}).get("kernel_text", ""), "source"
+    )
+    md = []
+    for f in _MD_FIELDS:
+        a, b = (o.get("metadata") or {}).get(f), (n.get("metadata") or {}).get(f)
+        if a != b:
+            md.append({"field": f, "before": a, "after": b})
+    ostages = {s["name"]: s["text"] for s in o.get("stages", [])}
+    nstages = {s["name"]: s["text"] for s in n.get("stages", [])}
+    stages = []
+    for name in list(nstages) + [s for s in ostages if s not in nstages]:
+        if name not in ostages:
+            stages.append(
+                {
+                    "name": name,
+                    "status": "added",
+                    "added": nstages[name].count("\n") + 1,
+                    "removed": 0,
+                    "diff": "",
+                    "truncated": False,
+                }
+            )
+        elif name not in nstages:
+            stages.append(
+                {
+                    "name": name,
+                    "status": "removed",
+                    "added": 0,
+                    "removed": ostages[name].count("\n") + 1,
+                    "diff": "",
+                    "truncated": False,
+                }
+            )
+        elif ostages[name] == nstages[name]:
+            stages.append(
+                {"name": name, "status": "same", "added": 0, "removed": 0, "diff": "", "truncated": False}
+            )
+        else:
+            text, a, r, t = _udiff(ostages[name], nstages[name], name)
+            stages.append(
+                {"name": name, "status": "changed", "added": a, "removed": r, "diff": text, "truncated": t}
+            )
+    meas = []
+    om = {m.get("kind"): m for m in o.get("measurements", []) if isinstance(m, dict)}
+    for m in n.get("measurements", []):
+        if isinstance(m, dict) and m.get("kind") in om:
+            meas.append({"kind": m.get("kind"), "before": om[m["kind"]], "after": m})
+    return {
+        "id": o.get("id", ""),
+        "created": o.get("created", ""),
+        "same_key": ok.get("key") == nk.get("key"),
+        "source_diff": src_diff,
+        "metadata": md,
+        "stages": stages,
+        "measurements": meas,
+    }

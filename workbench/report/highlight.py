@@ -1,0 +1,235 @@
+"""Syntax highlighting for the HTML fallback: Python, MLIR, LLVM IR, PTX and SASS.
+
+Pygments ships Python and LLVM lexers; MLIR (Triton's TTIR/TTGIR), PTX and SASS get small
+RegexLexers here. ``highlight_lines`` returns one HTML fragment per source line (spans never
+cross a line), so each line can carry its own anchor.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+
+from pygments.lexer import RegexLexer, bygroups, words
+from pygments.token import (
+    STANDARD_TYPES,
+    Comment,
+    Keyword,
+    Name,
+    Number,
+    Operator,
+    Punctuation,
+    String,
+    Text,
+    Whitespace,
+)
+
+__all__ = ["MlirLexer", "PtxLexer", "SassLexer", "css", "highlight_lines", "language_of_stage"]
+
+
+class MlirLexer(RegexLexer):
+    """MLIR as Triton prints it (TTIR, TTGIR, and the generic MLIR dialects they use)."""
+
+    name = "MLIR"
+    aliases = ["mlir", "ttir", "ttgir"]
+    filenames = ["*.mlir", "*.ttir", "*.ttgir"]
+
+    tokens = {
+        "root": [
+            (r"\s+", Whitespace),
+            (r"//.*?$", Comment.Single),
+            (r'"(\\\\|\\"|[^"])*"', String),
+            (r"#loc\d*", Comment.Preproc),
+            (r"#[A-Za-z_][\w.$-]*", Name.Decorator),
+            (r"%[\w.$#-]+(:\d+)?", Name.Variable),
+            (r"\^[\w.$-]+", Name.Label),
+            (r"@[\w.$-]+", Name.Function),
+            (r"![\w.$]+", Keyword.Type),
+            (
+                words(("tensor", "memref", "vector", "ptr", "tuple", "none", "index"), suffix=r"\b"),
+                Keyword.Type,
+            ),
+            (r"\b(?:[sui]?i\d+|f8E\w+|bf16|f16|f32|f64|tf32)\b", Keyword.Type),
+            (
+                words(
+                    (
+                        "module",
+                        "attributes",
+                        "loc",
+                        "to",
+                        "step",
+                        "iter_args",
+                        "dense",
+                        "true",
+                        "false",
+                        "unit",
+                        "callsite",
+                        "fused",
+                        "at",
+                        "ins",
+                        "outs",
+                        "into",
+                        "public",
+                        "private",
+                        "nested",
+                    ),
+                    suffix=r"\b",
+                ),
+                Keyword,
+            ),
+            (r"\b[a-z_][\w]*(?:\.[\w]+)+\b", Name.Builtin),  # tt.load, arith.addi, ttg.convert_layout
+            (r"-?0x[0-9a-fA-F]+", Number.Hex),
+            (r"-?\d+\.\d*(?:[eE][+-]?\d+)?", Number.Float),
+            (r"-?\d+", Number.Integer),
+            (r"->|=|:|\*|x(?=\d)", Operator),
+            (r"[()\[\]{}<>,]", Punctuation),
+            (r"[\w.$-]+", Name),
+            (r".", Text),
+        ]
+    }
+
+
+class PtxLexer(RegexLexer):
+    """NVIDIA PTX."""
+
+    name = "PTX"
+    aliases = ["ptx"]
+    filenames = ["*.ptx"]
+
+    tokens = {
+        "root": [
+            (r"\s+", Whitespace),
+            (r"//.*?$", Comment.Single),
+            (r"/\*.*?\*/", Comment.Multiline),
+            (r'"(\\\\|\\"|[^"])*"', String),
+            (r"^([$\w.]+)(:)", bygroups(Name.Label, Punctuation)),
+            (r"@!?%[\w]+", Name.Builtin),
+            (r"%[\w.$]+", Name.Variable),
+            (r"\.[A-Za-z_][\w]*", Keyword),
+            (r"\b[a-z][a-z0-9_]*(?:\.[\w]+)*(?=\s|;)", Name.Function),
+            (r"0[fFdD][0-9a-fA-F]{8,16}", Number.Hex),
+            (r"-?0[xX][0-9a-fA-F]+", Number.Hex),
+            (r"-?\d+\.\d*(?:[eE][+-]?\d+)?", Number.Float),
+            (r"-?\d+", Number.Integer),
+            (r"[$\w]+", Name),
+            (r"[+\-*/=!<>|&^~]", Operator),
+            (r"[()\[\]{},;:]", Punctuation),
+            (r".", Text),
+        ]
+    }
+
+
+class SassLexer(RegexLexer):
+    """NVIDIA SASS as cuobjdump/nvdisasm print it."""
+
+    name = "SASS"
+    aliases = ["sass"]
+    filenames = ["*.sass"]
+
+    tokens = {
+        "root": [
+            (r"\s+", Whitespace),
+            (r"/\*[0-9a-fA-F]{4,}\*/", Comment.Special),  # instruction offset
+            (r"/\*.*?\*/", Comment.Multiline),
+            (r"//.*?$", Comment.Single),
+            (r'"(\\\\|\\"|[^"])*"', String),
+            (r"^(\s*)([.$\w]+)(:)", bygroups(Whitespace, Name.Label, Punctuation)),
+            (r"@!?U?P(?:\d|T)\b", Name.Builtin),
+            (r"\b(?:U?R\d+|RZ|URZ|U?P\d|U?PT|SR_[\w.]+|SRZ)\b(?:\.\w+)*", Name.Variable),
+            (r"\b[cC]\[0x[0-9a-fA-F]+\]", Name.Constant),
+            (r"\.[A-Za-z_][\w]*", Keyword),
+            (r"\b[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*\b", Name.Function),
+            (r"-?0[xX][0-9a-fA-F]+", Number.Hex),
+            (r"-?\d+\.\d*(?:[eE][+-]?\d+)?", Number.Float),
+            (r"-?\d+", Number.Integer),
+            (r"[\w$]+", Name),
+            (r"[+\-*/=!<>|&^~`]", Operator),
+            (r"[()\[\]{},;:]", Punctuation),
+            (r".", Text),
+        ]
+    }
+
+
+def language_of_stage(name: str) -> str:
+    """The schema's stage language for a stage name."""
+    n = name.lower()
+    if n in ("source", "python", "tlx", "gluon", "triton", "py"):
+        return "python"
+    if n in ("llir", "llvm", "ll"):
+        return "llvm"
+    if n == "ptx":
+        return "ptx"
+    if n in ("sass", "cubin_sass"):
+        return "sass"
+    if n.endswith("ir") or n in ("mlir", "ttir", "ttgir", "ttsharedir"):
+        return "mlir"
+    return "text"
+
+
+@functools.cache
+def _lexer(language: str):
+    if language == "python":
+        from pygments.lexers.python import PythonLexer
+
+        return PythonLexer(stripnl=False, ensurenl=False)
+    if language == "llvm":
+        from pygments.lexers.asm import LlvmLexer
+
+        return LlvmLexer(stripnl=False, ensurenl=False)
+    if language == "mlir":
+        return MlirLexer(stripnl=False, ensurenl=False)
+    if language == "ptx":
+        return PtxLexer(stripnl=False, ensurenl=False)
+    if language == "sass":
+        return SassLexer(stripnl=False, ensurenl=False)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _css_class(ttype) -> str:
+    while ttype not in STANDARD_TYPES:
+        ttype = ttype.parent
+    return STANDARD_TYPES[ttype]
+
+
+_SKIP = ("", "w")
+
+
+def highlight_lines(text: str, language: str) -> list[str]:
+    """HTML (escaped, with pygments short class names) for each line of ``text``."""
+    raw_lines = text.split("\n")
+    if text.endswith("\n"):
+        raw_lines.pop()
+    lexer = _lexer(language)
+    if lexer is None:
+        return [html.escape(ln) for ln in raw_lines]
+    out: list[str] = []
+    cur: list[str] = []
+    for ttype, value in lexer.get_tokens(text):
+        cls = _css_class(ttype)
+        parts = value.split("\n")
+        for i, part in enumerate(parts):
+            if i:
+                out.append("".join(cur))
+                cur = []
+            if part:
+                esc = html.escape(part, quote=False)
+                cur.append(esc if cls in _SKIP else f'<span class="{cls}">{esc}</span>')
+    if cur:
+        out.append("".join(cur))
+    # The lexer may add or drop a trailing newline; align with the real lines.
+    if len(out) < len(raw_lines):
+        out.extend([""] * (len(raw_lines) - len(out)))
+    return out[: len(raw_lines)]
+
+
+@functools.lru_cache(maxsize=8)
+def css(scope: str = ".tlxr .hl", style: str = "default") -> str:
+    """Pygments token colours, scoped under ``scope``."""
+    from pygments.formatters import HtmlFormatter
+
+    rules = HtmlFormatter(style=style).get_style_defs(scope)
+    # Drop the background/line-number rules pygments adds for its own <pre>; keep token colours.
+    keep = [ln for ln in rules.splitlines() if re.match(rf"{re.escape(scope)} \.\w", ln)]
+    return "\n".join(keep)

@@ -1,0 +1,373 @@
+"""The Report: one JSON-serialisable record per kernel per ``%%tlx`` cell run.
+
+Its JSON form is described by ``workbench/report/schema.json`` (the contract with the
+JupyterLab extension). ``_repr_mimebundle_`` gives the extension's MIME type, a self-contained
+HTML fallback and a short text summary.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import functools
+import json
+import math
+import platform
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.report.highlight import language_of_stage
+
+__all__ = ["MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
+
+SCHEMA_VERSION = "1.0"
+MIME_TYPE = "application/vnd.tlx-workbench.report+json"
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+
+
+@functools.lru_cache(maxsize=1)
+def load_schema() -> dict[str, Any]:
+    """The Report JSON Schema (draft 2020-12)."""
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+@functools.lru_cache(maxsize=1)
+def _validator():
+    import jsonschema
+
+    schema = load_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def validate(data: dict[str, Any]) -> None:
+    """Raise ``jsonschema.ValidationError`` when ``data`` is not a valid Report."""
+    _validator().validate(data)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def jsonable(value: Any) -> Any:
+    """Make ``value`` JSON-safe: NaN/inf -> None, tuples -> lists, unknown objects -> repr."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "to_dict"):
+        try:
+            return jsonable(value.to_dict())
+        except Exception:
+            pass
+    try:  # numpy / torch scalars
+        item = value.item()
+        if isinstance(item, (int, float, bool)):
+            return jsonable(item)
+    except Exception:
+        pass
+    return repr(value)
+
+
+def versions() -> dict[str, Any]:
+    import triton
+
+    import workbench
+
+    try:
+        import torch
+
+        torch_version: str | None = torch.__version__
+    except Exception:
+        torch_version = None
+    return {
+        "workbench": workbench.__version__,
+        "triton": triton.__version__,
+        "torch": torch_version,
+        "python": platform.python_version(),
+    }
+
+
+def kernel_kind(kernel: Any) -> str:
+    """'triton', 'gluon', 'tlx' or 'other' for a kernel object."""
+    if hasattr(kernel, "__workbench_lower__"):
+        return "tlx"
+    base = kernel
+    for _ in range(8):  # Autotuner / Heuristics wrap the JITFunction in .fn
+        if hasattr(base, "is_gluon"):
+            break
+        inner = getattr(base, "fn", None)
+        if inner is None or inner is base:
+            break
+        base = inner
+    if hasattr(base, "is_gluon"):
+        try:
+            return "gluon" if base.is_gluon() else "triton"
+        except Exception:
+            return "triton"
+    return "other"
+
+
+def _stage_entries(artifact: Any) -> list[dict[str, Any]]:
+    out = []
+    for name, text in artifact.stages.items():
+        lmap = artifact.line_maps.get(name, {}) or {}
+        out.append(
+            {
+                "name": name,
+                "language": language_of_stage(name),
+                "text": text if isinstance(text, str) else repr(text),
+                "line_map": {str(int(k)): sorted({int(x) for x in v}) for k, v in lmap.items()},
+            }
+        )
+    return out
+
+
+def _diagnostic(d: dict[str, Any] | Any, source: str | None = None) -> dict[str, Any]:
+    if not isinstance(d, dict):
+        d = {"message": str(d)}
+    sev = str(d.get("severity", d.get("level", "warning"))).lower()
+    if sev not in ("error", "warning", "info"):
+        sev = {"note": "info", "remark": "info", "warn": "warning", "fatal": "error"}.get(sev, "warning")
+    line = d.get("line", d.get("lineno"))
+    out = {
+        "severity": sev,
+        "message": str(d.get("message", "")),
+        "line": int(line) if isinstance(line, int) else None,
+        "hint": d.get("hint") if isinstance(d.get("hint"), str) else None,
+        "col": d.get("col") if isinstance(d.get("col"), int) else None,
+        "source": d.get("source", source),
+    }
+    return out
+
+
+@dataclass
+class Report:
+    """Everything one cell run learned about one kernel. ``to_dict()`` validates against schema.json."""
+
+    kernel: dict[str, Any]
+    cell: dict[str, Any]
+    stages: list[dict[str, Any]]
+    metadata: dict[str, Any]
+    layouts: dict[str, Any]
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    measurements: list[dict[str, Any]] = field(default_factory=list)
+    timeline: dict[str, Any] | None = None
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    device: dict[str, Any] = field(default_factory=lambda: {"available": False, "kind": "none", "name": None})
+    versions: dict[str, Any] = field(default_factory=versions)
+    previous: dict[str, Any] | None = None
+    view: dict[str, Any] = field(default_factory=lambda: {"stages_first": [], "selected_stage": None})
+    options: dict[str, Any] = field(default_factory=dict)
+    kernels: list[str] = field(default_factory=list)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    created: str = field(default_factory=_now)
+    schema_version: str = SCHEMA_VERSION
+    artifact: Any = field(default=None, repr=False, compare=False)  # the Artifact (not serialised)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_artifact(
+        cls,
+        artifact: Any,
+        *,
+        kernel: Any = None,
+        cell_source: str | None = None,
+        cell_filename: str | None = None,
+        cell_id: str | None = None,
+        execution_count: int | None = None,
+        runs: list[dict[str, Any]] | None = None,
+        launches: int = 0,
+        compile_ms: float | None = None,
+        device: dict[str, Any] | None = None,
+        stages_first: list[str] | None = None,
+        options: dict[str, Any] | None = None,
+        diagnostics: list[dict[str, Any]] | None = None,
+    ) -> Report:
+        """Build a Report from a ``workbench.compile`` Artifact and what the cell run recorded."""
+        src = artifact.source
+        kernel_text = src.kernel_text or ""
+        n_lines = max(kernel_text.rstrip("\n").count("\n") + 1, 1)
+        filename = cell_filename or src.filename
+        in_cell = cell_filename is not None and src.filename == cell_filename
+        kind = artifact.extra.get("kind") if isinstance(artifact.extra, dict) else None
+        if kind not in ("triton", "gluon", "tlx", "other"):
+            kind = (
+                kernel_kind(kernel)
+                if kernel is not None
+                else ("tlx" if "tlx" in artifact.stages else "triton")
+            )
+        stages = _stage_entries(artifact)
+        names = [s["name"] for s in stages]
+        first = [s for s in (stages_first or []) if s in names]
+        if compile_ms is None and isinstance(artifact.extra, dict):
+            secs = artifact.extra.get("compile_seconds")
+            if secs is None:
+                secs = (artifact.extra.get("timings") or {}).get("total")
+            compile_ms = secs * 1e3 if isinstance(secs, (int, float)) else None
+        first_line = int(src.first_line) if src.first_line else 1
+        diags = [_diagnostic(d, "compile") for d in (artifact.diagnostics or [])]
+        diags += [_diagnostic(d) for d in (diagnostics or [])]
+        return cls(
+            kernel={
+                "name": artifact.name,
+                "kind": kind,
+                "target": artifact.target,
+                "key": artifact.key,
+                "cache_hit": bool(artifact.cache_hit),
+                "compile_ms": compile_ms,
+                "launches": int(launches),
+                "source": {
+                    "filename": src.filename,
+                    "first_line": max(first_line, 1),
+                    "last_line": first_line + n_lines - 1,
+                    "text": src.text or kernel_text,
+                    "kernel_text": kernel_text,
+                    "in_cell": in_cell,
+                },
+            },
+            cell={
+                "source": cell_source if cell_source is not None else (src.text or ""),
+                "filename": filename,
+                "kernel_first_line": first_line if in_cell else None,
+                "magic_line": (cell_source or "").split("\n", 1)[0] if cell_source else "",
+                "cell_id": cell_id,
+                "execution_count": execution_count,
+            },
+            stages=stages,
+            metadata=jsonable(artifact.metadata.to_dict()),
+            layouts=jsonable(artifact.layouts.to_dict()),
+            runs=list(runs or []),
+            diagnostics=diags,
+            device=device or {"available": False, "kind": "none", "name": None, "arch": None, "reason": None},
+            view={
+                "stages_first": first,
+                "selected_stage": first[0] if first else (names[0] if names else None),
+            },
+            options=dict(options or {}),
+            artifact=artifact,
+        )
+
+    # ------------------------------------------------------------------ access
+    @property
+    def name(self) -> str:
+        return str(self.kernel.get("name", ""))
+
+    @property
+    def stage_names(self) -> list[str]:
+        return [s["name"] for s in self.stages]
+
+    def stage(self, name: str) -> str:
+        """The text of stage ``name`` (e.g. 'ttgir', 'ptx', 'sass')."""
+        for s in self.stages:
+            if s["name"] == name:
+                return s["text"]
+        raise KeyError(f"stage {name!r} not in this Report (stages: {', '.join(self.stage_names)})")
+
+    def line_map(self, name: str) -> dict[int, list[int]]:
+        for s in self.stages:
+            if s["name"] == name:
+                return {int(k): list(v) for k, v in s["line_map"].items()}
+        raise KeyError(name)
+
+    @property
+    def checks(self) -> list[dict[str, Any]]:
+        return [c for r in self.runs for c in r.get("checks", [])]
+
+    @property
+    def ran(self) -> bool:
+        return any(r.get("ran") for r in self.runs)
+
+    @property
+    def passed(self) -> bool | None:
+        """True when every check passed, False when one failed, None when nothing was checked."""
+        done = [c for c in self.checks if c["status"] in ("passed", "failed", "error")]
+        if not done:
+            return None
+        return all(c["status"] == "passed" for c in done)
+
+    # ------------------------------------------------------------------ serialisation
+    _FIELDS = (
+        "schema_version",
+        "id",
+        "created",
+        "kernel",
+        "cell",
+        "stages",
+        "metadata",
+        "layouts",
+        "runs",
+        "measurements",
+        "timeline",
+        "diagnostics",
+        "device",
+        "versions",
+        "previous",
+        "view",
+        "options",
+        "kernels",
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({k: getattr(self, k) for k in self._FIELDS})
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        data = copy.deepcopy(data)
+        kwargs = {k: data[k] for k in cls._FIELDS if k in data}
+        return cls(**kwargs)
+
+    @classmethod
+    def from_json(cls, text: str) -> Report:
+        return cls.from_dict(json.loads(text))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(indent=1))
+
+    def validate(self) -> None:
+        """Raise ``jsonschema.ValidationError`` when this Report does not match schema.json."""
+        validate(self.to_dict())
+
+    # ------------------------------------------------------------------ comparison
+    def diff(self, other: Report) -> dict[str, Any]:
+        """How this Report differs from ``other`` (an earlier run); the schema's ``previous`` object."""
+        from workbench.report.diff import diff_reports
+
+        return diff_reports(other, self)
+
+    # ------------------------------------------------------------------ display
+    def summary(self) -> str:
+        from workbench.report.text import summary
+
+        return summary(self)
+
+    def to_html(self) -> str:
+        from workbench.report.html import render
+
+        return render(self)
+
+    def __repr__(self) -> str:
+        return f"<Report {self.name} {self.kernel.get('target')} {self.id[:8]}>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
+        bundle: dict[str, Any] = {
+            MIME_TYPE: self.to_dict(),
+            "text/html": self.to_html(),
+            "text/plain": self.summary(),
+        }
+        if include:
+            bundle = {k: v for k, v in bundle.items() if k in include}
+        if exclude:
+            bundle = {k: v for k, v in bundle.items() if k not in exclude}
+        return bundle
