@@ -154,3 +154,26 @@ class Artifact:
             "diagnostics": list(self.diagnostics),
             "extra": dict(self.extra),
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Artifact:
+        md = dict(d["metadata"])
+        md.pop("spills", None)
+        lay = d.get("layouts", {})
+        declared = []
+        for x in lay.get("declared", []):
+            x = dict(x)
+            x["uses"] = [ValueUse(**u) for u in x.get("uses", [])]
+            declared.append(DeclaredLayout(**x))
+        return cls(
+            name=d["name"],
+            target=d["target"],
+            key=d["key"],
+            stages=dict(d["stages"]),
+            metadata=Metadata(**md),
+            layouts=Layouts(declared, [ValueLayout(**v) for v in lay.get("values", [])]),
+            source=SourceInfo(**d["source"]),
+            line_maps={s: {int(k): v for k, v in m.items()} for s, m in d.get("line_maps", {}).items()},
+            diagnostics=list(d.get("diagnostics", [])),
+            extra=dict(d.get("extra", {})),
+        )

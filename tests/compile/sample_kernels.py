@@ -1,0 +1,104 @@
+"""Real kernels the compile tests build for sm_90. Tests find lines by searching this file's text."""
+
+import torch
+import triton
+import triton.language as tl
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma, warpgroup_mma
+
+
+@triton.jit
+def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+@triton.jit
+def softmax(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + row * in_stride + cols, mask=cols < n_cols, other=-float("inf"))
+    z = x - tl.max(x, axis=0)
+    num = tl.exp(z)
+    tl.store(out_ptr + row * out_stride + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
+
+
+@triton.jit
+def _scale(x, s):
+    return x * s
+
+
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * stride_am + (k + rk)[None, :], mask=(k + rk)[None, :] < K, other=0.0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * stride_bk + rn[None, :], mask=(k + rk)[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+    acc = _scale(acc, 0.5)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16), mask=mask)
+
+
+@gluon.jit
+def gluon_wgmma_tma(a_desc, b_desc, c_desc, K):
+    BM: gl.constexpr = a_desc.block_type.shape[0]
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    BN: gl.constexpr = b_desc.block_type.shape[1]
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    a_s = gl.allocate_shared_memory(a_desc.dtype, [BM, BK], a_desc.layout)
+    b_s = gl.allocate_shared_memory(b_desc.dtype, [BK, BN], b_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    mma: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
+                                                  instr_shape=[16, BN, 16])
+    acc = gl.zeros((BM, BN), gl.float32, mma)
+    phase = 0
+    for k in range(0, K, BK):
+        mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(a_desc, [pid_m * BM, k], bar, a_s)
+        tma.async_copy_global_to_shared(b_desc, [k, pid_n * BN], bar, b_s)
+        mbarrier.wait(bar, phase)
+        phase ^= 1
+        acc = warpgroup_mma(a_s, b_s, acc)
+    mbarrier.invalidate(bar)
+    c_s = gl.allocate_shared_memory(c_desc.dtype, [BM, BN], c_desc.layout)
+    c_s.store(acc.to(c_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(c_desc, [pid_m * BM, pid_n * BN], c_s)
+    tma.store_wait(0)
+
+
+def gluon_descriptors(M=256, N=256, K=256, BM=128, BN=128, BK=64):
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    a = torch.empty(M, K, dtype=torch.float16)
+    b = torch.empty(K, N, dtype=torch.float16)
+    c = torch.empty(M, N, dtype=torch.float16)
+
+    def desc(t, block):
+        layout = gl.NVMMASharedLayout.get_default_for(block, gl.float16)
+        return TensorDescriptor.from_tensor(t, block, layout)
+
+    return desc(a, [BM, BK]), desc(b, [BK, BN]), desc(c, [BM, BN])
+
+
+def line_of(fragment: str, after: str | None = None) -> int:
+    """1-based line in this file of the first line containing ``fragment`` (after ``after``)."""
+    lines = open(__file__).read().splitlines()
+    start = 0
+    if after is not None:
+        start = next(i for i, ln in enumerate(lines) if after in ln)
+    return next(i for i, ln in enumerate(lines) if i >= start and fragment in ln) + 1

@@ -1,0 +1,130 @@
+"""Compile real kernels for sm_90 on the CPU and check stages, source maps and metadata."""
+
+import pytest
+import sample_kernels as sk
+import torch
+
+import workbench
+from workbench.compile import cache
+
+
+def _lines(art, stage, user_line):
+    text = art.stages[stage].splitlines()
+    return [text[i - 1] for i in art.source_map(stage).get(user_line, [])]
+
+
+@pytest.fixture(scope="module")
+def matmul_artifact():
+    a = torch.empty(256, 256, dtype=torch.float16)
+    c = torch.empty(256, 256, dtype=torch.float16)
+    return workbench.compile(sk.matmul, a, a, c, 256, 256, 256, 256, 256, 256, BM=128, BN=128, BK=64,
+                             num_warps=4)
+
+
+def test_vector_add_stages_and_metadata():
+    x = torch.empty(4096)
+    art = workbench.compile(sk.vector_add, x, x, x, 4096, BLOCK=1024, num_warps=4)
+    assert list(art.stages) == ["ttir", "ttgir", "llir", "ptx", "sass"]
+    assert art.metadata.num_warps == 4 and art.metadata.target == "sm_90"
+    assert art.metadata.registers and art.metadata.registers > 0
+    assert art.metadata.spills == 0 and art.metadata.local_bytes == 0
+    assert art.metadata.triton_version == "3.6.0"
+    load_line = sk.line_of("x = tl.load(x_ptr")
+    assert any("tt.load" in ln for ln in _lines(art, "ttgir", load_line))
+    assert any("ld.global" in ln for ln in _lines(art, "ptx", load_line))
+    assert any("LDG" in ln for ln in _lines(art, "sass", load_line))
+    assert art.source.filename == sk.__file__
+    assert art.source.first_line == sk.line_of("def vector_add")
+
+
+def test_softmax_compiles_with_reductions():
+    x = torch.empty(128, 1000)
+    art = workbench.compile(sk.softmax, x, x, 1000, 1000, 1000, BLOCK=1024, num_warps=8)
+    assert "tt.reduce" in art.stages["ttgir"]
+    max_line = sk.line_of("tl.max(x, axis=0)")
+    assert any("tt.reduce" in ln for ln in _lines(art, "ttgir", max_line))
+    assert art.layouts.values and all(v.line is None or v.line > 0 for v in art.layouts.values)
+
+
+def test_dot_line_maps_to_wgmma_in_every_stage(matmul_artifact):
+    art = matmul_artifact
+    dot_line = sk.line_of("acc = tl.dot(a, b, acc)")
+    assert any("ttng.warp_group_dot" in ln for ln in _lines(art, "ttgir", dot_line))
+    assert any("wgmma.mma_async" in ln for ln in _lines(art, "ptx", dot_line))
+    assert any("HGMMA" in ln for ln in _lines(art, "sass", dot_line))
+    # and back: the HGMMA lines come from the dot line
+    sass = art.stages["sass"].splitlines()
+    hgmma = [i for i, ln in enumerate(sass, start=1) if "HGMMA" in ln]
+    rev = art.reverse_map("sass")
+    # ptxas schedules pipelined HGMMAs across line boundaries, so not every one is attributed to
+    # the dot; the ones that are must come back to it
+    assert hgmma and any(dot_line in rev.get(i, []) for i in hgmma)
+    ttgir = art.stages["ttgir"].splitlines()
+    dots = [i for i, ln in enumerate(ttgir, start=1) if "ttng.warp_group_dot " in ln]
+    assert dots and dot_line in art.reverse_map("ttgir")[dots[0]]
+
+
+def test_inlined_callee_maps_to_call_site(matmul_artifact):
+    art = matmul_artifact
+    call_line = sk.line_of("acc = _scale(acc, 0.5)")
+    body_line = sk.line_of("return x * s")
+    assert art.source_map("ttir").get(call_line)
+    assert set(art.source_map("ttir").get(body_line, [])) & set(art.source_map("ttir")[call_line])
+
+
+def test_matmul_layouts_and_metadata(matmul_artifact):
+    art = matmul_artifact
+    kinds = {d.kind for d in art.layouts.declared}
+    assert {"blocked", "nvidia_mma", "nvmma_shared"} <= kinds
+    mma = next(d for d in art.layouts.declared if d.kind == "nvidia_mma")
+    assert mma.params["versionMajor"] == 3 and mma.params["warpsPerCTA"] == [4, 1]
+    assert mma.uses and any(u.shape == [128, 128] for u in mma.uses)
+    acc_rows = [v for v in art.layouts.values if v.name.startswith("acc") and "NVMMADistributed" in v.layout]
+    assert acc_rows
+    assert art.metadata.registers > 100 and art.metadata.shared_bytes > 0
+    assert art.metadata.spills is not None
+
+
+def test_gluon_wgmma_tma_kernel():
+    art = workbench.compile(sk.gluon_wgmma_tma, *sk.gluon_descriptors(), 256, num_warps=4)
+    assert "ttir" not in art.stages and list(art.stages) == ["ttgir", "llir", "ptx", "sass"]
+    mma_line = sk.line_of("acc = warpgroup_mma(a_s, b_s, acc)")
+    assert any("warp_group_dot" in ln for ln in _lines(art, "ttgir", mma_line))
+    assert any("wgmma.mma_async" in ln for ln in _lines(art, "ptx", mma_line))
+    assert any("HGMMA" in ln for ln in _lines(art, "sass", mma_line))
+    tma_line = sk.line_of("tma.async_copy_global_to_shared(a_desc")
+    assert any("cp.async.bulk.tensor" in ln for ln in _lines(art, "ptx", tma_line))
+    assert any(d.kind == "nvmma_shared" for d in art.layouts.declared)
+
+
+def test_tensor_descriptor_args_and_signature_form():
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    x = torch.empty(4096)
+    art = workbench.compile(sk.vector_add, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32",
+                                                      "n": "i32"}, BLOCK=256, num_warps=2)
+    assert art.metadata.num_warps == 2 and "sass" in art.stages
+    assert TensorDescriptor(x, [4096], [1], [256]).block_shape == [256]
+
+
+def test_second_compile_is_a_cache_hit_memory_and_disk():
+    x = torch.empty(1024)
+    a1 = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=512)
+    a2 = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=512)
+    assert not a1.cache_hit and a2.cache_hit and a1.key == a2.key
+    cache.clear(memory=True)
+    a3 = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=512)
+    assert a3.cache_hit and a3.stages == a1.stages and a3.source_map("sass") == a1.source_map("sass")
+    # a different specialisation is a different artifact
+    a4 = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=256)
+    assert a4.key != a1.key and not a4.cache_hit
+
+
+def test_diff_of_two_artifacts():
+    x = torch.empty(1024)
+    a = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=512, num_warps=4)
+    b = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=512, num_warps=2)
+    d = workbench.ir.diff(a, b, "ttgir")
+    assert d.changed and "warpsPerCTA" in d.unified
+    same = workbench.ir.diff(a, a, "ptx")
+    assert not same.changed and same.unified == ""

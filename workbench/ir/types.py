@@ -1,0 +1,15 @@
+"""Small value types shared by the IR parsers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A source location a stage line came from. ``inlined`` marks a call site of an inlined callee."""
+
+    file: str
+    line: int
+    col: int = 0
+    inlined: bool = False
