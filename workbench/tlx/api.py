@@ -290,9 +290,7 @@ def local_load(src, token=None, layout=None, _semantic=None, _generator=None):
     reason = f"layout= given at line {_line(gen)}"
     if layout is None:
         layout = L.default_blocked(len(src.shape), _task_warps(_semantic))
-        reason = (
-            f"default blocked layout for {_task_warps(_semantic)} warps (local_load at line {_line(gen)})"
-        )
+        reason = f"default blocked layout for {_task_warps(_semantic)} warps (local_load at line {_line(gen)})"
     t = _semantic.shared_load(src, layout)
     t._tlx_reason = reason
     _use(src, f"read by local_load at line {_line(gen)}")
@@ -472,9 +470,7 @@ def _named_barrier(sem, gen, op: str, bar_id, num_threads):
     if isinstance(bid, int) and bid < 3 + 8:
         pass
     if isinstance(n, int) and n % 32:
-        raise error(
-            gen, f"tlx.named_barrier_{op}: num_threads must be a multiple of 32, got {n}", rule="operand"
-        )
+        raise error(gen, f"tlx.named_barrier_{op}: num_threads must be a multiple of 32, got {n}", rule="operand")
     bid_t = sem.to_tensor(bid) if not isinstance(bid, glc.tensor) else bid
     n_t = sem.to_tensor(n) if not isinstance(n, glc.tensor) else n
     asm = f"bar.{'sync' if op == 'wait' else 'arrive'} $0, $1;"
@@ -620,9 +616,7 @@ def async_load(
             mask = _semantic.to_tensor(mask)
         if mask.type.is_block():
             mask = _semantic.convert_to(
-                _semantic.broadcast_impl_shape(mask, list(src.shape))
-                if list(mask.shape) != list(src.shape)
-                else mask,
+                _semantic.broadcast_impl_shape(mask, list(src.shape)) if list(mask.shape) != list(src.shape) else mask,
                 layout,
             )
     _async_copy.async_copy_global_to_shared(
@@ -707,8 +701,7 @@ def async_dot(
     if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != b_shape[0]:
         raise error(
             gen,
-            f"tlx.async_dot: shapes do not chain: a is {a_shape}, b is {b_shape} "
-            f"(need a [M, K] and b [K, N])",
+            f"tlx.async_dot: shapes do not chain: a is {a_shape}, b is {b_shape} (need a [M, K] and b [K, N])",
             "pass b as [K, N] (tlx.local_trans(b) if it is stored [N, K])",
             rule="dot-shape",
         )
@@ -752,9 +745,7 @@ def async_dot(
     else:
         _use(A, f"operand a of async_dot at line {ln}")
     _use(B, f"operand b of async_dot at line {ln}")
-    res = _hopper.warpgroup_mma(
-        A, B, acc_t, use_acc=use, precision=input_precision, is_async=True, _semantic=sem
-    )
+    res = _hopper.warpgroup_mma(A, B, acc_t, use_acc=use, precision=input_precision, is_async=True, _semantic=sem)
     res._tlx_reason = f"accumulator of async_dot at line {ln}: wgmma layout for {nw} warps"
     return res
 

@@ -46,9 +46,7 @@ def where(generator, node=None) -> tuple[str | None, int | None, int | None]:
     return generator.file_name, generator.begin_line + node.lineno, getattr(node, "col_offset", None)
 
 
-def error(
-    generator, message: str, hint: str | None = None, *, rule: str = "unsupported", node=None
-) -> TLXError:
+def error(generator, message: str, hint: str | None = None, *, rule: str = "unsupported", node=None) -> TLXError:
     filename, lineno, col = where(generator, node)
     return TLXError(message, hint, rule=rule, filename=filename, lineno=lineno, col=col)
 

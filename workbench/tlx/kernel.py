@@ -123,9 +123,7 @@ class TLXKernel(GluonJITFunction):
         binder = create_function_from_signature(self.signature, self.params, backend)
         opts_in = {k: v for k, v in kwargs.items() if k not in self.arg_names}
         bound_args, specialization, _ = binder(*args, **kwargs)
-        options, signature, constexprs, attrs = self._pack_args(
-            backend, opts_in, bound_args, specialization, opts_in
-        )
+        options, signature, constexprs, attrs = self._pack_args(backend, opts_in, bound_args, specialization, opts_in)
         return GluonASTSource(self, signature, constexprs, attrs), gpu_target, backend, options
 
     def trace(self, args: tuple, kwargs: dict[str, Any], target: Any = "sm_90") -> S.LoweringState:
@@ -141,6 +139,9 @@ class TLXKernel(GluonJITFunction):
             codegen_fns = backend.get_codegen_implementation(options)
             module_map = backend.get_module_map()
             module = src.make_ir(gpu_target, options, codegen_fns, module_map, context)
+            from workbench.tlx.api import settle_all
+
+            settle_all(st.root_generator)
             check_shared_memory(st, self)
             st.frontend_ir = module.str()
         self.last_lowering_ms = (time.perf_counter() - t0) * 1e3
@@ -199,9 +200,7 @@ def _gpu_target(target):
     if not m:
         from workbench.errors import TargetError
 
-        raise TargetError(
-            f"target {target!r} is not a CUDA target the TLX lowering supports", hint="use 'sm_90'"
-        )
+        raise TargetError(f"target {target!r} is not a CUDA target the TLX lowering supports", hint="use 'sm_90'")
     return GPUTarget("cuda", int(m.group(1)), 32)
 
 

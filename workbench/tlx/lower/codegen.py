@@ -73,11 +73,7 @@ def _acc_names_cached(src: str) -> dict[str, int]:
     except SyntaxError:
         return out
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "async_dot"
-        ):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "async_dot":
             acc = (
                 node.args[2]
                 if len(node.args) > 2
@@ -95,6 +91,14 @@ def _loaded_names(stmts) -> list[str]:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 seen.setdefault(node.id, None)
     return list(seen)
+
+
+def _first_load(stmts, name: str):
+    for st in stmts:
+        for node in ast.walk(st):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                return node
+    return None
 
 
 def _stored_names(stmts) -> set[str]:
@@ -255,9 +259,7 @@ def _find_carries(self, node, liveins, ignore=frozenset()):
             liveins[name] = conv
         self.lscope = liveins.copy()
         self.local_defs = {}
-    raise error(
-        self, "a loop-carried value keeps changing layout inside the loop", rule="unsupported", node=node
-    )
+    raise error(self, "a loop-carried value keeps changing layout inside the loop", rule="unsupported", node=node)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -324,9 +326,7 @@ def _parse_task(self, stmt) -> _Task:
             )
     unknown = set(kws) - {"num_warps", "num_regs", "registers", "replicate", "warp_group_start_id"}
     if unknown:
-        raise error(
-            self, f"tlx.async_task: unknown keyword(s) {sorted(unknown)}", rule="unsupported", node=stmt
-        )
+        raise error(self, f"tlx.async_task: unknown keyword(s) {sorted(unknown)}", rule="unsupported", node=stmt)
     regs = kws.get("num_regs", kws.get("registers"))
     nw = kws.get("num_warps")
     rep = kws.get("replicate")
@@ -361,9 +361,7 @@ def _lower_async_tasks(self, node):
         raise error(self, "tlx.async_tasks() regions cannot be nested", rule="task", node=node)
     tasks: list[_Task] = []
     for stmt in node.body:
-        if isinstance(stmt, ast.Pass) or (
-            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-        ):
+        if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
             continue
         fn = _context_fn(self, stmt.items[0]) if isinstance(stmt, ast.With) and len(stmt.items) == 1 else None
         if fn is not api.async_task:
@@ -385,18 +383,13 @@ def _lower_async_tasks(self, node):
         )
     default = defaults[0] if defaults else None
     workers = [
-        (t, (r if t.replicate is not None else None))
-        for t in tasks
-        if not t.default
-        for r in range(t.replicate or 1)
+        (t, (r if t.replicate is not None else None)) for t in tasks if not t.default for r in range(t.replicate or 1)
     ]
     base = int(self.builder.options.num_warps)
     total = base + sum(t.num_warps for t, _ in workers)
     rounded = -(-total // 4) * 4
     if rounded > MAX_WARPS:
-        parts = ", ".join(
-            f"{t.num_warps} x{t.replicate or 1} (line {t.line})" for t in tasks if not t.default
-        )
+        parts = ", ".join(f"{t.num_warps} x{t.replicate or 1} (line {t.line})" for t in tasks if not t.default)
         raise error(
             self,
             f"the tasks need {total} warps ({base} default + {parts}), rounded up to {rounded}; a "
@@ -435,7 +428,7 @@ def _lower_async_tasks(self, node):
                 "Gluon 3.6 cannot pass register tensors into a task",
                 f"recompute `{n}` inside the task (or pass it through a shared buffer)",
                 rule="capture",
-                node=next((s for s in worker_stmts if n in _loaded_names(s.body)), node),
+                node=_first_load([b for w in worker_stmts for b in w.body], n) or node,
             )
         names.append(n)
     cap_vals = [self.lscope[n] for n in names]
@@ -549,17 +542,13 @@ _TL_OVERRIDES = {
     "zeros": _tl_zeros,
     "zeros_like": _tl_zeros_like,
     "full_like": _tl_full_like,
-    "dot": _unsupported_tl(
-        "dot", "stage the operands in shared buffers and use tlx.async_dot + tlx.async_dot_wait"
-    ),
+    "dot": _unsupported_tl("dot", "stage the operands in shared buffers and use tlx.async_dot + tlx.async_dot_wait"),
     "dot_scaled": _unsupported_tl("dot_scaled", "use tlx.async_dot"),
     "make_tensor_descriptor": _unsupported_tl(
         "make_tensor_descriptor",
         "build the descriptor on the host (triton.tools.tensor_descriptor.TensorDescriptor) and pass it in",
     ),
-    "make_block_ptr": _unsupported_tl(
-        "make_block_ptr", "use a tensor of pointers or a host TensorDescriptor"
-    ),
+    "make_block_ptr": _unsupported_tl("make_block_ptr", "use a tensor of pointers or a host TensorDescriptor"),
     "atomic_cas": _unsupported_tl("atomic_cas", "use the other tl.atomic_* calls"),
 }
 

@@ -52,8 +52,7 @@ class TLXSemantic(GluonSemantic):
             layout = L.wgmma_layout(shape, self.cur_warps(), 16)
             t = super().full(shape, value, dtype, layout)
             t._tlx_reason = (
-                f"accumulator of async_dot at line {self._acc_hint}: wgmma layout for "
-                f"{self.cur_warps()} warps"
+                f"accumulator of async_dot at line {self._acc_hint}: wgmma layout for {self.cur_warps()} warps"
             )
             return t
         if layout is None:

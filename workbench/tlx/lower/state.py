@@ -73,9 +73,7 @@ class LoweringState:
         self.buffers.append(rec)
 
 
-_STATE: contextvars.ContextVar[LoweringState | None] = contextvars.ContextVar(
-    "tlx_lowering_state", default=None
-)
+_STATE: contextvars.ContextVar[LoweringState | None] = contextvars.ContextVar("tlx_lowering_state", default=None)
 
 
 def current() -> LoweringState | None:
