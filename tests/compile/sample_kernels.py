@@ -102,3 +102,16 @@ def line_of(fragment: str, after: str | None = None) -> int:
     if after is not None:
         start = next(i for i, ln in enumerate(lines) if after in ln)
     return next(i for i, ln in enumerate(lines) if i >= start and fragment in ln) + 1
+
+
+@triton.jit
+def broken_shapes(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    other = tl.arange(0, BLOCK * 2)
+    tl.store(x_ptr + offs, offs + other)
+
+
+@triton.jit
+def broken_name(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, undefined_thing)  # noqa: F821
