@@ -240,9 +240,7 @@ def ws_gemm_kernel(
                 tlx.barrier_wait(empty[slot], phase ^ 1)
                 tlx.barrier_expect_bytes(full[slot], 2 * HALF * BK * 2 + BK * BN * 2)
                 tlx.async_descriptor_load(a_desc, a_bufs[slot], [off_m, k * BK], full[slot])
-                tlx.async_descriptor_load(
-                    a_desc, a_bufs[NUM_STAGES + slot], [off_m + HALF, k * BK], full[slot]
-                )
+                tlx.async_descriptor_load(a_desc, a_bufs[NUM_STAGES + slot], [off_m + HALF, k * BK], full[slot])
                 tlx.async_descriptor_load(b_desc, b_bufs[slot], [k * BK, off_n], full[slot])
         with tlx.async_task(num_warps=4, num_regs=232, replicate=2):  # consumers, one per half of the tile
             cid = tlx.async_task_replica_id()
