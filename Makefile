@@ -1,0 +1,45 @@
+# TLX Workbench: two commands on a fresh machine (Python 3.11+, node/npm, no GPU needed)
+#   make lab    install everything, then open JupyterLab on the first tutorial
+#   make test   install everything (incl. headless Chromium), then run the whole test suite
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+# The CPU build of torch that this machine keeps on local disk; no CUDA build, no second triton.
+TORCH_CPU ?= torch==2.13.0
+STAMP  := $(VENV)/.installed
+
+.PHONY: install lab test test-fast lint browser-deps clean
+
+$(STAMP): pyproject.toml extension/package.json extension/package-lock.json
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q "$(TORCH_CPU)"
+	$(PIP) install -q -e ".[dev]"
+	$(VENV)/bin/jupyter labextension develop --overwrite . >/dev/null
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (TLX Workbench)" >/dev/null
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lab: install
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 tutorials/01-producer-consumer-gemm.ipynb
+
+browser-deps:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else echo "browser tests need Debian's chromium: sudo apt-get install chromium"; exit 1; fi; }
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+test: install browser-deps
+	$(VENV)/bin/ruff check .
+	cd extension && npm test --silent
+	$(PY) -m pytest -q
+
+test-fast: install
+	$(PY) -m pytest -q -m "not browser and not slow"
+
+clean:
+	rm -rf $(VENV) extension/node_modules extension/lib workbench/labextension
