@@ -36,8 +36,7 @@ for p in "${parts[@]}"; do
     timeline) run_part timeline 240 python3 bench/timeline_ws_gemm.py ;;
     gemm) run_part gemm 540 python3 bench/gemm.py ;;
     gemm-quick) run_part gemm-quick 300 python3 bench/gemm.py --quick ;;
-    tutorial) run_part tutorial 300 python3 -m jupyter nbconvert --to notebook --execute \
-                --ExecutePreprocessor.timeout=240 --output-dir "$OUTDIR" tutorials/01-producer-consumer-gemm.ipynb ;;
+    tutorial) run_part tutorial 300 python3 bench/run_notebook.py tutorials/01-producer-consumer-gemm.ipynb "$OUTDIR" ;;
     *) echo "unknown part $p"; status=1 ;;
   esac
 done
