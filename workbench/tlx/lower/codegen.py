@@ -16,6 +16,7 @@ import functools
 import threading
 
 import triton.language as tl
+from triton import knobs
 from triton.compiler import code_generator as cg
 from triton.compiler.errors import CompilationError
 from triton.experimental.gluon.language import _core as glc
@@ -36,6 +37,17 @@ MAX_WARPS = 32  # 1024 threads per CTA
 
 def _active() -> bool:
     return S.current() is not None
+
+
+_TTGIR_CACHE: dict[str, str] = {}
+
+
+def _layout_ttgir(handle, layout) -> str:
+    key = repr(layout)
+    got = _TTGIR_CACHE.get(key)
+    if got is None:
+        got = _TTGIR_CACHE[key] = _tensor_ttgir(handle)
+    return got
 
 
 def _tensor_ttgir(handle) -> str:
@@ -126,8 +138,38 @@ def _init(self, *args, **kwargs):
             st.root_generator = self
 
 
+def _lean_visit(self, node):
+    """Triton's CodeGenerator.visit without its per-node warnings.catch_warnings() (the TLX trace is hot)."""
+    if node is None:
+        return None
+    last_node = self.cur_node
+    last_loc = self.builder.get_loc()
+    self.cur_node = node
+    if hasattr(node, "lineno") and hasattr(node, "col_offset"):
+        here_loc = self.builder.create_loc(self.file_name, self.begin_line + node.lineno, node.col_offset)
+        if self.name_loc_as_prefix is not None:
+            self.builder.set_loc(self.builder.create_name_loc(self.name_loc_as_prefix, here_loc))
+        else:
+            self.builder.set_loc(here_loc)
+        last_loc = self.builder.get_loc()
+    try:
+        ret = ast.NodeVisitor.visit(self, node)
+    except CompilationError:
+        raise
+    except Exception as e:
+        if knobs.compilation.front_end_debugging:
+            raise
+        raise CompilationError(self.jit_fn.src, self.cur_node, repr(e)) from None
+    if last_loc:
+        self.cur_node = last_node
+        self.builder.set_loc(last_loc)
+    return ret
+
+
 def _visit(self, node):
     try:
+        if _active():
+            return _lean_visit(self, node)
         return _ORIG["visit"](self, node)
     except TLXError:
         raise
@@ -173,7 +215,7 @@ def _set_value(self, name, value):
             shape=[int(s) for s in ty.shape],
             dtype=str(ty.element_ty),
             layout=ty.layout,
-            ttgir=_tensor_ttgir(value.handle),
+            ttgir=_layout_ttgir(value.handle, ty.layout),
             reason=reason,
         )
     )
@@ -556,6 +598,30 @@ _TL_OVERRIDES = {
 _ = tl
 
 
+class _CachedInspect:
+    """``inspect`` for code_generator.py with a memoised ``signature`` (called once per builtin call)."""
+
+    def __init__(self, mod):
+        self._mod = mod
+        self._cache: dict = {}
+
+    def signature(self, fn):
+        key = (getattr(fn, "__func__", fn), hasattr(fn, "__self__"))
+        try:
+            return self._cache[key]
+        except (KeyError, TypeError):
+            pass
+        sig = self._mod.signature(fn)
+        try:
+            self._cache[key] = sig
+        except TypeError:
+            pass
+        return sig
+
+    def __getattr__(self, name):
+        return getattr(self._mod, name)
+
+
 def install() -> None:
     """Patch Triton's CodeGenerator once; every patch is inert unless a TLX lowering is active."""
     with _lock:
@@ -573,3 +639,5 @@ def install() -> None:
         ):
             _ORIG[name] = getattr(CG, name)
             setattr(CG, name, new)
+        if not isinstance(cg.inspect, _CachedInspect):
+            cg.inspect = _CachedInspect(cg.inspect)
