@@ -90,7 +90,7 @@ def skipped(spec: CheckSpec, why: str) -> dict[str, Any]:
         "actual": spec.actual,
         "expected": spec.expected,
         "status": "skipped",
-        "message": f"skipped: {why}",
+        "message": why,
         "atol": None,
         "rtol": None,
         "max_abs_err": None,
@@ -124,9 +124,7 @@ def evaluate(
             else:
                 ok = bool(torch.as_tensor(value).all()) if not isinstance(value, bool) else value
                 d = skipped(spec, "")
-                d.update(
-                    status="passed" if ok else "failed", message="true" if ok else f"{spec.expr} is false"
-                )
+                d.update(status="passed" if ok else "failed", message="true" if ok else f"{spec.expr} is false")
                 return d
         else:
             actual, expected = ev(spec.actual), ev(spec.expected)
@@ -138,9 +136,7 @@ def evaluate(
         return _error(spec, f"cannot compare {spec.actual} with {spec.expected}: {type(e).__name__}: {e}")
 
 
-def _compare(
-    spec: CheckSpec, actual: Any, expected: Any, atol: float | None, rtol: float | None
-) -> dict[str, Any]:
+def _compare(spec: CheckSpec, actual: Any, expected: Any, atol: float | None, rtol: float | None) -> dict[str, Any]:
     import torch
 
     a = torch.as_tensor(actual)
@@ -184,7 +180,6 @@ def _compare(
     out.update(
         status="failed",
         first_mismatch=idx,
-        message=f"{n_bad} of {a.numel()} elements differ; first at {list(idx)}: got {got!r}, "
-        f"expected {want!r}",
+        message=f"{n_bad} of {a.numel()} elements differ; first at {list(idx)}: got {got!r}, expected {want!r}",
     )
     return out

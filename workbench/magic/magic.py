@@ -243,9 +243,7 @@ class TlxMagics(Magics):
                 r.view["selected_stage"] = r.view["stages_first"][0] if r.view["stages_first"] else None
             display(r)
 
-    def _fail_line1(
-        self, exc: WorkbenchError, magic_line: str, filename: str, needle: str | None = None
-    ) -> None:
+    def _fail_line1(self, exc: WorkbenchError, magic_line: str, filename: str, needle: str | None = None) -> None:
         col = magic_line.find(needle) if needle else None
         lines = _errors.short_traceback(
             type(exc).__name__,
@@ -339,8 +337,7 @@ class TlxMagics(Magics):
             if not shown:
                 self._fail_line1(
                     WorkbenchError(
-                        f"--kernel {args.kernel}: no kernel of that name was compiled or launched "
-                        "in this cell",
+                        f"--kernel {args.kernel}: no kernel of that name was compiled or launched in this cell",
                         hint=f"kernels captured: {', '.join(names) or 'none'}",
                     ),
                     magic_line,
@@ -407,15 +404,21 @@ class TlxMagics(Magics):
                 r.measurements.append(self._bench(e, args, ns, device))
             if e is primary and args.timeline:
                 r.timeline = self._timeline(e, device)
-            if not e.ran and e.runs and not any(d.get("source") == "run" for d in r.diagnostics):
+            if not e.ran and e.runs:
+                kind = r.kernel["kind"]
+                hint = (
+                    "--check or --interpret runs plain Triton kernels in Triton's CPU interpreter"
+                    if kind == "triton"
+                    else f"{kind} kernels need a GPU to run; Triton's interpreter runs only plain tl.* kernels"
+                )
                 r.diagnostics.append(
                     {
                         "severity": "info",
                         "source": "run",
                         "line": None,
-                        "hint": None,
                         "col": None,
                         "message": f"nothing ran: {e.runs[-1]['reason']}",
+                        "hint": None if args.compile_only else hint,
                     }
                 )
             if args.diff is not None:
@@ -500,9 +503,7 @@ class TlxMagics(Magics):
         )
         reason = section.get("message")
         if status == "skipped" and not reason:
-            reason = (
-                f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
-            )
+            reason = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
         return {**base, **section, "kind": "bench", "status": status, "reason": reason}
 
     def _timeline(self, e: Captured, device: Any) -> dict[str, Any]:
@@ -551,9 +552,7 @@ class TlxMagics(Magics):
                 {"severity": "info", "source": "magic", "line": 1, "hint": None, "col": None, "message": what}
             )
 
-    def _raise_cell_error(
-        self, exc: BaseException, cap: Capture, filename: str, text: str, device: Any
-    ) -> None:
+    def _raise_cell_error(self, exc: BaseException, cap: Capture, filename: str, text: str, device: Any) -> None:
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise exc
         err = exc
@@ -588,9 +587,7 @@ class TlxMagics(Magics):
                         where = tb.tb_lineno
                     tb = tb.tb_next
                 if where:
-                    lines[0] += (
-                        f"\n  (raised by cell line {where}: {(_errors.line_of(text, where) or '').strip()})"
-                    )
+                    lines[0] += f"\n  (raised by cell line {where}: {(_errors.line_of(text, where) or '').strip()})"
             raise _errors.attach(err, lines) from None
         lines = _errors.trimmed_traceback(self.shell, exc, filename)
         if lines is not None:

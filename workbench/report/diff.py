@@ -23,9 +23,7 @@ _MD_FIELDS = (
 
 def _udiff(a: str, b: str, name: str, limit: int = MAX_DIFF_LINES) -> tuple[str, int, int, bool]:
     lines = list(
-        difflib.unified_diff(
-            a.splitlines(), b.splitlines(), f"previous/{name}", f"this run/{name}", n=2, lineterm=""
-        )
+        difflib.unified_diff(a.splitlines(), b.splitlines(), f"previous/{name}", f"this run/{name}", n=2, lineterm="")
     )
     added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
     removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
@@ -80,14 +78,10 @@ def diff_reports(old: Any, new: Any) -> dict[str, Any]:
                 }
             )
         elif ostages[name] == nstages[name]:
-            stages.append(
-                {"name": name, "status": "same", "added": 0, "removed": 0, "diff": "", "truncated": False}
-            )
+            stages.append({"name": name, "status": "same", "added": 0, "removed": 0, "diff": "", "truncated": False})
         else:
             text, a, r, t = _udiff(ostages[name], nstages[name], name)
-            stages.append(
-                {"name": name, "status": "changed", "added": a, "removed": r, "diff": text, "truncated": t}
-            )
+            stages.append({"name": name, "status": "changed", "added": a, "removed": r, "diff": text, "truncated": t})
     meas = []
     om = {m.get("kind"): m for m in o.get("measurements", []) if isinstance(m, dict)}
     for m in n.get("measurements", []):

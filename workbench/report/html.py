@@ -121,9 +121,7 @@ def _runs(r: Any) -> str:
                     desc = f"{a['kind']} = {a.get('value')!s}"
                 cells.append(f"<tr><td><code>{_e(a['name'])}</code></td><td>{_e(desc)}</td></tr>")
             parts.append(
-                '<details><summary>Arguments</summary><table class="kv">'
-                + "".join(cells)
-                + "</table></details>"
+                '<details><summary>Arguments</summary><table class="kv">' + "".join(cells) + "</table></details>"
             )
     checks = r.checks
     if checks:
@@ -158,8 +156,7 @@ def _diagnostics(r: Any, pre: str) -> str:
             where = f'<a href="#{pre}-src-L{line}">line {line}</a>' if in_cell or line else f"line {line}"
         hint = f'<div class="muted">hint: {_e(d["hint"])}</div>' if d.get("hint") else ""
         rows.append(
-            f"<tr><td>{_tag(_e(d['severity']), cls)}</td><td>{where}</td>"
-            f"<td>{_e(d['message'])}{hint}</td></tr>"
+            f"<tr><td>{_tag(_e(d['severity']), cls)}</td><td>{where}</td><td>{_e(d['message'])}{hint}</td></tr>"
         )
     return '<table class="kv">' + "".join(rows) + "</table>"
 
@@ -182,8 +179,7 @@ def _source_section(r: Any, pre: str) -> str:
             tgt = lm.get(str(n))
             if tgt:
                 links.append(
-                    f'<a href="#{pre}-{_slug(name)}-L{tgt[0]}" title="{_e(name)} line {tgt[0]}">'
-                    f"{_e(name)}:{tgt[0]}</a>"
+                    f'<a href="#{pre}-{_slug(name)}-L{tgt[0]}" title="{_e(name)} line {tgt[0]}">{_e(name)}:{tgt[0]}</a>'
                 )
         cls = ' class="mapped"' if links else ""
         code = hl[n - 1] if n - 1 < len(hl) else ""
@@ -340,9 +336,7 @@ def render(r: Any) -> str:
     device = dev.get("name") or ("no GPU" + (f" ({dev['reason']})" if dev.get("reason") else ""))
     v = r.versions or {}
     others = [k for k in (r.kernels or []) if k != r.name]
-    others_html = (
-        f' <span class="muted">(also in this cell: {_e(", ".join(others))})</span>' if others else ""
-    )
+    others_html = f' <span class="muted">(also in this cell: {_e(", ".join(others))})</span>' if others else ""
     return (
         f'<div class="tlxr" id="{pre}"><style>{_CSS}{token_css()}</style>'
         f'<div class="tlxr-h">Kernel <b>{_e(r.name)}</b>{others_html}</div>'

@@ -11,6 +11,7 @@ import copy
 import datetime as _dt
 import functools
 import json
+import linecache
 import math
 import platform
 import uuid
@@ -116,6 +117,19 @@ def kernel_kind(kernel: Any) -> str:
     return "other"
 
 
+def _code_filename(kernel: Any) -> str | None:
+    """The file (or cell) a kernel's Python function was defined in."""
+    for _ in range(8):
+        code = getattr(kernel, "__code__", None)
+        if code is not None:
+            return code.co_filename
+        inner = getattr(kernel, "fn", None)
+        if inner is None or inner is kernel:
+            return None
+        kernel = inner
+    return None
+
+
 def _stage_entries(artifact: Any) -> list[dict[str, Any]]:
     out = []
     for name, text in artifact.stages.items():
@@ -196,15 +210,19 @@ class Report:
         src = artifact.source
         kernel_text = src.kernel_text or ""
         n_lines = max(kernel_text.rstrip("\n").count("\n") + 1, 1)
-        filename = cell_filename or src.filename
-        in_cell = cell_filename is not None and src.filename == cell_filename
+        src_filename, src_text = src.filename, src.text
+        # A cached artifact may come from an earlier version of the cell (same kernel source at the same
+        # line, other cell text around it): re-anchor it to the file the kernel object comes from now.
+        defined_in = _code_filename(kernel) if kernel is not None else None
+        if defined_in and defined_in != src_filename:
+            now_text = "".join(linecache.getlines(defined_in))
+            if now_text:
+                src_filename, src_text = defined_in, now_text
+        filename = cell_filename or src_filename
+        in_cell = cell_filename is not None and src_filename == cell_filename
         kind = artifact.extra.get("kind") if isinstance(artifact.extra, dict) else None
         if kind not in ("triton", "gluon", "tlx", "other"):
-            kind = (
-                kernel_kind(kernel)
-                if kernel is not None
-                else ("tlx" if "tlx" in artifact.stages else "triton")
-            )
+            kind = kernel_kind(kernel) if kernel is not None else ("tlx" if "tlx" in artifact.stages else "triton")
         stages = _stage_entries(artifact)
         names = [s["name"] for s in stages]
         first = [s for s in (stages_first or []) if s in names]
@@ -226,16 +244,16 @@ class Report:
                 "compile_ms": compile_ms,
                 "launches": int(launches),
                 "source": {
-                    "filename": src.filename,
+                    "filename": src_filename,
                     "first_line": max(first_line, 1),
                     "last_line": first_line + n_lines - 1,
-                    "text": src.text or kernel_text,
+                    "text": src_text or kernel_text,
                     "kernel_text": kernel_text,
                     "in_cell": in_cell,
                 },
             },
             cell={
-                "source": cell_source if cell_source is not None else (src.text or ""),
+                "source": cell_source if cell_source is not None else (src_text or ""),
                 "filename": filename,
                 "kernel_first_line": first_line if in_cell else None,
                 "magic_line": (cell_source or "").split("\n", 1)[0] if cell_source else "",

@@ -42,9 +42,7 @@ def summary(report: Any) -> str:
         bits.append(f"{md['spills']} B spilled")
     bits.append("cache hit" if k.get("cache_hit") else "compiled")
     lines = [" · ".join(bits)]
-    lines.append(
-        "stages: " + ", ".join(f"{s['name']} ({s['text'].count(chr(10)) + 1} lines)" for s in report.stages)
-    )
+    lines.append("stages: " + ", ".join(f"{s['name']} ({s['text'].count(chr(10)) + 1} lines)" for s in report.stages))
     runs = report.runs
     if runs:
         extra = f" (+{k.get('launches', len(runs)) - 1} more launches)" if k.get("launches", 0) > 1 else ""
@@ -60,6 +58,8 @@ def summary(report: Any) -> str:
         t = report.timeline
         lines.append(f"timeline: {t.get('status', 'ok')}" + (f" ({t['reason']})" if t.get("reason") else ""))
     for d in report.diagnostics:
+        if d.get("source") == "run":
+            continue  # the run line says it
         where = f"line {d['line']}: " if d.get("line") else ""
         lines.append(f"{d['severity']}: {where}{d['message']}")
     if report.previous:
@@ -71,8 +71,7 @@ def summary(report: Any) -> str:
             + (
                 "no change"
                 if p["same_key"] and not changed
-                else f"stages changed: {', '.join(changed) or 'none'}"
-                + (f"; {md_changes}" if md_changes else "")
+                else f"stages changed: {', '.join(changed) or 'none'}" + (f"; {md_changes}" if md_changes else "")
             )
         )
     return "\n".join(lines)

@@ -1,0 +1,53 @@
+"""Cell bodies shared by the magic tests (the same text -> the same compile-cache entries)."""
+
+from __future__ import annotations
+
+ADD = """@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+n = 1000
+x = torch.randn(n, device=DEVICE)
+y = torch.randn(n, device=DEVICE)
+out = torch.empty(n, device=DEVICE)
+add_kernel[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+"""
+ADD_LOAD_LINE = 7  # cell line of `x = tl.load(...)` when ADD follows the %%tlx line
+
+# the same kernel, deliberately wrong (subtracts)
+WRONG = ADD.replace("x + y, mask=mask", "x - y, mask=mask")
+
+# a compile error on cell line 9: `zz` is not defined inside the kernel
+COMPILE_ERROR = ADD.replace("x + y, mask=mask", "x + zz, mask=mask")
+COMPILE_ERROR_LINE = 9
+
+# a syntax error on cell line 6
+SYNTAX_ERROR = ADD.replace("mask = offs < n", "mask = offs < n)")
+SYNTAX_ERROR_LINE = 6
+
+SCALE = """@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
+
+scaled = torch.empty(n, device=DEVICE)
+scale_kernel[(triton.cdiv(n, 256),)](out, scaled, n, 2.0, BLOCK=256)
+"""
+
+GLUON = """@gluon.jit
+def copy_kernel(src, dst, n, BLOCK: gl.constexpr):
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    mask = offs < n
+    gl.store(dst + offs, gl.load(src + offs, mask=mask), mask=mask)
+
+src = torch.randn(1000, device=DEVICE)
+dst = torch.zeros(1000, device=DEVICE)
+copy_kernel[(8,)](src, dst, 1000, BLOCK=128)
+"""

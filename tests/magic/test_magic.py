@@ -1,0 +1,254 @@
+"""The %%tlx magic in an in-process IPython shell (the nbclient tests cover a real kernel)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from cells import (
+    ADD,
+    ADD_LOAD_LINE,
+    COMPILE_ERROR,
+    COMPILE_ERROR_LINE,
+    GLUON,
+    SCALE,
+    SYNTAX_ERROR,
+    SYNTAX_ERROR_LINE,
+    WRONG,
+)
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+from workbench.report import MIME_TYPE, Report, validate
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "workbench")
+    yield shell
+    shell.run_line_magic("unload_ext", "workbench")
+
+
+def run(ip, cell: str):
+    """Run a cell; return (result, rich outputs, stdout)."""
+    with capture_output(display=True) as cap:
+        res = ip.run_cell(cell)
+    return res, cap.outputs, cap.stdout
+
+
+def traceback_text(res) -> str:
+    exc = res.error_in_exec or res.error_before_exec
+    assert exc is not None
+    return ANSI.sub("", "\n".join(exc._render_traceback_()))
+
+
+def reports(outputs) -> list[dict]:
+    return [o.data[MIME_TYPE] for o in outputs if MIME_TYPE in o.data]
+
+
+def test_load_registers_help_and_unload(ip):
+    assert ip.find_cell_magic("tlx") is not None and ip.find_line_magic("tlx") is not None
+    doc = ip.find_cell_magic("tlx").__doc__
+    for opt in (
+        "--target",
+        "--stages",
+        "--compile-only",
+        "--check",
+        "--atol",
+        "--bench",
+        "--timeline",
+        "--diff",
+        "-o",
+        "--quiet",
+        "--kernel",
+        "--interpret",
+    ):
+        assert opt in doc
+    with capture_output() as cap:
+        ip.run_cell("%%tlx?")
+    assert "--compile-only" in cap.stdout
+    ip.run_line_magic("unload_ext", "workbench")
+    assert ip.find_cell_magic("tlx") is None and ip.find_line_magic("tlx") is None
+    ip.run_line_magic("load_ext", "workbench")
+    assert ip.find_cell_magic("tlx") is not None
+
+
+def test_cell_compiles_launch_and_reports(ip, has_gpu):
+    res, outputs, _ = run(ip, "%%tlx -o rep --stages ttgir,ptx\n" + ADD)
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    validate(d)
+    assert {"text/html", "text/plain", MIME_TYPE} <= set(outputs[0].data)
+    assert d["kernel"]["name"] == "add_kernel" and d["kernel"]["kind"] == "triton"
+    assert d["cell"]["source"].startswith("%%tlx -o rep") and d["cell"]["kernel_first_line"] == 3
+    assert d["kernel"]["source"]["in_cell"]
+    names = [s["name"] for s in d["stages"]]
+    assert names[:4] == ["ttir", "ttgir", "llir", "ptx"] and "sass" in names
+    assert d["view"]["stages_first"] == ["ttgir", "ptx"]
+    ttgir = next(s for s in d["stages"] if s["name"] == "ttgir")
+    assert ttgir["line_map"][str(ADD_LOAD_LINE)]  # the cell's tl.load line maps into TTGIR
+    lines = ttgir["text"].splitlines()
+    assert any("tt.load" in lines[i - 1] for i in ttgir["line_map"][str(ADD_LOAD_LINE)])
+    [r] = d["runs"]
+    assert r["grid"] == [4] and [a["name"] for a in r["arguments"]][:4] == ["x_ptr", "y_ptr", "out_ptr", "n"]
+    if has_gpu:
+        assert r["mode"] == "gpu" and r["ran"]
+    else:
+        assert r["mode"] == "compile" and not r["ran"] and "no GPU" in r["reason"]
+        assert any(x["message"].startswith("nothing ran") for x in d["diagnostics"])
+        assert "not run" in outputs[0].data["text/plain"]
+    rep = ip.user_ns["rep"]
+    assert isinstance(rep, Report) and rep.stage("ptx")
+
+    # unchanged cell again: a compile-cache hit
+    res, outputs, _ = run(ip, "%%tlx -o rep --stages ttgir,ptx\n" + ADD)
+    assert res.success and reports(outputs)[0]["kernel"]["cache_hit"]
+
+
+def test_check_runs_in_interpreter_and_catches_wrong_kernel(ip, has_gpu):
+    res, outputs, _ = run(ip, '%%tlx -o rep --check "out: x + y"\n' + ADD)
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    [c] = d["runs"][-1]["checks"]
+    assert c["status"] == "passed" and c["total"] == 1000
+    assert d["runs"][-1]["ran"] and d["runs"][-1]["mode"] == ("gpu" if has_gpu else "interpreter")
+    # the interpreter put nothing of its own into the user's namespace
+    assert "interpreter_builder" not in ip.user_ns and "_patch_lang" not in ip.user_ns
+
+    res, outputs, _ = run(ip, '%%tlx -o bad --check "out: x + y"\n' + WRONG)
+    assert not res.success
+    assert type(res.error_in_exec).__name__ == "CheckError"
+    tb = traceback_text(res)
+    assert "Cell line 1" in tb and "differ" in tb and "^" in tb
+    [d] = reports(outputs)  # the Report is still shown, with the failed check
+    validate(d)
+    [c] = d["runs"][-1]["checks"]
+    assert c["status"] == "failed" and c["mismatched"] > 0 and c["max_abs_err"] > 0
+    # the == form and tolerances
+    res, _, _ = run(ip, '%%tlx --quiet --check "out == x + y" --atol 1e-4\n' + ADD)
+    assert res.success
+    res, _, _ = run(ip, '%%tlx --quiet --check "out == x + y" --atol 100\n' + WRONG)
+    assert res.success  # loose enough
+
+
+def test_check_without_run_is_skipped(ip):
+    res, outputs, _ = run(ip, '%%tlx --compile-only --check "out: x + y"\n' + ADD)
+    assert res.success
+    [c] = reports(outputs)[0]["runs"][-1]["checks"]
+    assert c["status"] == "skipped" and "--compile-only" in c["message"]
+
+
+def test_syntax_error_fails_with_cell_line(ip):
+    res, outputs, _ = run(ip, "%%tlx\n" + SYNTAX_ERROR)
+    assert not res.success and not reports(outputs)
+    tb = traceback_text(res)
+    assert f"Cell line {SYNTAX_ERROR_LINE}" in tb
+    assert "mask = offs < n)" in tb and "^" in tb
+    assert "site-packages" not in tb and "magic.py" not in tb
+
+
+def test_compile_error_fails_with_cell_line(ip):
+    res, _, _ = run(ip, "%%tlx\n" + COMPILE_ERROR)
+    assert not res.success
+    exc = res.error_in_exec
+    assert type(exc).__name__ == "CompileError" and exc.lineno == COMPILE_ERROR_LINE
+    tb = traceback_text(res)
+    lines = tb.splitlines()
+    assert f"Cell line {COMPILE_ERROR_LINE}, in add_kernel" in tb and "zz" in lines[0]
+    src = next(i for i, ln in enumerate(lines) if "x + zz" in ln)
+    assert lines[src + 1].strip() == "^" and lines[src + 1].index("^") == lines[src].index("zz")
+    assert "site-packages" not in tb
+
+
+def test_runtime_error_traceback_starts_in_cell(ip):
+    res, _, _ = run(ip, "%%tlx\nx = 1\nundefined_thing + x\n")
+    assert not res.success and isinstance(res.error_in_exec, NameError)
+    tb = traceback_text(res)
+    assert "undefined_thing" in tb and "magic.py" not in tb
+
+
+def test_bad_options_fail_on_line_1(ip):
+    res, _, _ = run(ip, "%%tlx --target sm_42\npass\n")
+    assert not res.success and "Cell line 1" in traceback_text(res)
+    res, _, _ = run(ip, '%%tlx --check "out: x +"\npass\n')
+    assert not res.success and "Cell line 1" in traceback_text(res)
+
+
+def test_kernel_option_output_and_quiet(ip):
+    res, outputs, _ = run(ip, "%%tlx\n" + ADD + SCALE)
+    assert res.success
+    assert [d["kernel"]["name"] for d in reports(outputs)] == ["add_kernel", "scale_kernel"]
+    assert reports(outputs)[0]["kernels"] == ["add_kernel", "scale_kernel"]
+    res, outputs, _ = run(ip, "%%tlx --kernel add_kernel -o one\n" + ADD + SCALE)
+    assert [d["kernel"]["name"] for d in reports(outputs)] == ["add_kernel"]
+    assert ip.user_ns["one"].name == "add_kernel"
+    res, outputs, _ = run(ip, "%%tlx --quiet -o last\n" + ADD + SCALE)
+    assert res.success and not outputs and ip.user_ns["last"].name == "scale_kernel"
+    res, _, _ = run(ip, "%%tlx --kernel nope\n" + ADD)
+    assert not res.success and "add_kernel" in traceback_text(res)
+
+
+def test_line_magic(ip):
+    run(ip, "%%tlx --quiet\n" + ADD)
+    res, outputs, _ = run(ip, "%tlx --compile-only -o lm add_kernel[(4,)](x, y, out, n, BLOCK=256)")
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    assert d["kernel"]["cache_hit"] and not d["kernel"]["source"]["in_cell"]
+    assert d["cell"]["kernel_first_line"] is None and d["cell"]["source"].startswith("%tlx --compile-only")
+    res, outputs, _ = run(ip, "%tlx --stages ptx")
+    assert res.success and reports(outputs)[0]["view"]["stages_first"] == ["ptx"]
+
+
+def test_diff_against_previous_run(ip):
+    run(ip, "%%tlx --quiet\n" + ADD)
+    res, outputs, _ = run(ip, "%%tlx --diff -o changed\n" + WRONG)
+    assert res.success
+    [d] = reports(outputs)
+    validate(d)
+    p = d["previous"]
+    assert p is not None and not p["same_key"]
+    assert "-    tl.store(out_ptr + offs, x + y, mask=mask)" in p["source_diff"]
+    assert "+    tl.store(out_ptr + offs, x - y, mask=mask)" in p["source_diff"]
+    assert any(s["status"] == "changed" for s in p["stages"])
+    assert "Diff against the previous run" in outputs[0].data["text/html"]
+    # against a Report in a variable
+    res, outputs, _ = run(ip, "%%tlx --diff changed\n" + WRONG)
+    assert reports(outputs)[0]["previous"]["same_key"]
+
+
+def test_gluon_kernel_without_gpu(ip, has_gpu):
+    res, outputs, _ = run(ip, '%%tlx --check "dst: src"\n' + GLUON)
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    validate(d)
+    assert d["kernel"]["kind"] == "gluon" and d["kernel"]["name"] == "copy_kernel"
+    if not has_gpu:
+        [c] = d["runs"][-1]["checks"]
+        assert c["status"] == "skipped" and "no GPU" in c["message"]
+
+
+def test_bench_and_timeline_without_gpu(ip, has_gpu):
+    if has_gpu:
+        pytest.skip("checks the no-GPU path")
+    res, outputs, _ = run(ip, "%%tlx --bench --timeline\n" + ADD)
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    validate(d)
+    [m] = d["measurements"]
+    assert m["kind"] == "bench" and m["status"] == "skipped" and "GPU" in m["reason"]
+    assert d["timeline"]["kind"] == "timeline" and d["timeline"]["status"] == "skipped"
+
+
+def test_direct_compile_is_captured(ip):
+    res, outputs, _ = run(
+        ip,
+        "%%tlx\n" + ADD.split("\nn = ")[0] + "\n"
+        "import workbench\nx = torch.randn(8)\n"
+        "art = workbench.compile(add_kernel, x, x, x, 8, BLOCK=256)\n",
+    )
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    assert d["kernel"]["launches"] == 0 and d["runs"] == []

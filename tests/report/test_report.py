@@ -1,0 +1,293 @@
+"""Report model, schema, renderings and diff: no kernel compile needed (a hand-made Artifact)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from workbench.compile.artifact import Artifact, DeclaredLayout, Layouts, Metadata, SourceInfo, ValueLayout, ValueUse
+from workbench.report import MIME_TYPE, SCHEMA_VERSION, Report, diff_reports, load_schema, validate
+from workbench.report.highlight import highlight_lines, language_of_stage
+
+EVIL = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+
+CELL = """%%tlx --check "out: x + y"
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)  # {evil}
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x, mask=mask)
+""".replace("{evil}", EVIL)
+
+TTGIR = """#blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32} {
+  tt.func public @add_kernel(%arg0: !tt.ptr<f32>) attributes {note = "{evil}"} {
+    %0 = tt.get_program_id x : i32 loc(#loc1)
+    %1 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32, #blocked> loc(#loc2)
+    %2 = tt.load %arg0 : tensor<256x!tt.ptr<f32>, #blocked> loc(#loc3)
+    tt.return
+  }
+}""".replace("{evil}", EVIL)
+
+PTX = """.version 8.4
+.target sm_90a
+.visible .entry add_kernel(
+	.param .u64 add_kernel_param_0
+)
+{
+	mov.u32 	%r1, %ctaid.x;
+	@%p1 ld.global.v4.b32 { %r2, %r3, %r4, %r5 }, [ %rd1 + 0 ];
+$L__BB0_2:
+	ret;
+}"""
+
+SASS = """        /*0000*/                   MOV R1, c[0x0][0x28] ;   /* 0x00000a0000017a02 */
+        /*0010*/                   S2R R0, SR_CTAID.X ;     /* 0x0000000000007919 */
+        /*0020*/              @!P0 LDG.E.128 R4, desc[UR4][R2.64] ;
+        /*0030*/                   EXIT ;"""
+
+
+def make_artifact(key: str = "k1", ptx: str = PTX, registers: int = 16) -> Artifact:
+    use = ValueUse(value="offs", ttgir_line=5, user_line=5, type="tensor<256xi32, #blocked>", shape=[256], dtype="i32")
+    decl = DeclaredLayout(
+        alias="#blocked",
+        kind="blocked",
+        attr="#ttg.blocked<{sizePerThread = [4]}>",
+        params={"sizePerThread": [4]},
+        shared=False,
+        uses=[use],
+    )
+    value = ValueLayout(
+        name="offs",
+        line=5,
+        shape=[256],
+        dtype="i32",
+        layout="BlockedLayout([4], [32], [4], [0])",
+        ttgir=decl.attr,
+        reason=f"chosen by Triton {EVIL}",
+    )
+    return Artifact(
+        name="add_kernel",
+        target="sm_90",
+        key=key,
+        stages={"ttgir": TTGIR, "ptx": ptx, "sass": SASS},
+        metadata=Metadata(
+            name="add_kernel",
+            target="sm_90",
+            triton_version="3.6.0",
+            num_warps=4,
+            num_stages=3,
+            num_ctas=1,
+            shared_bytes=0,
+            registers=registers,
+            spill_stores=0,
+            spill_loads=0,
+        ),
+        layouts=Layouts(declared=[decl], values=[value]),
+        source=SourceInfo(
+            filename="<tlx-cell-test>", first_line=2, text=CELL, kernel_text="\n".join(CELL.splitlines()[1:]) + "\n"
+        ),
+        line_maps={"ttgir": {4: [4], 5: [5], 7: [6]}, "ptx": {4: [7], 7: [8]}, "sass": {4: [2], 7: [3]}},
+        diagnostics=[{"severity": "warning", "message": f"a warning {EVIL}", "line": 7, "hint": "do x"}],
+    )
+
+
+def make_report(**kw) -> Report:
+    runs = [
+        {
+            "mode": "compile",
+            "ran": False,
+            "reason": "no GPU",
+            "device": None,
+            "grid": [4],
+            "elapsed_ms": 0.1,
+            "arguments": [
+                {
+                    "name": "x_ptr",
+                    "kind": "tensor",
+                    "dtype": "float32",
+                    "shape": [1000],
+                    "strides": [1],
+                    "device": "cpu",
+                },
+                {"name": "n", "kind": "int", "value": 1000},
+                {"name": "BLOCK", "kind": "constexpr", "value": 256},
+            ],
+            "checks": [
+                {
+                    "expr": "out: x + y",
+                    "actual": "out",
+                    "expected": "x + y",
+                    "status": "skipped",
+                    "message": "nothing ran",
+                    "atol": None,
+                    "rtol": None,
+                    "max_abs_err": None,
+                    "max_rel_err": None,
+                    "mismatched": None,
+                    "total": None,
+                    "first_mismatch": None,
+                }
+            ],
+        }
+    ]
+    return Report.from_artifact(
+        make_artifact(**kw),
+        cell_source=CELL,
+        cell_filename="<tlx-cell-test>",
+        runs=runs,
+        launches=1,
+        stages_first=["ptx"],
+    )
+
+
+def test_schema_is_valid_json_schema():
+    schema = load_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["schema_version"]["const"] == SCHEMA_VERSION == "1.0"
+
+
+def test_report_validates_and_round_trips():
+    r = make_report()
+    d = r.to_dict()
+    validate(d)
+    text = r.to_json()
+    again = Report.from_json(text)
+    assert again.to_dict() == d
+    assert d["cell"]["kernel_first_line"] == 2 and d["kernel"]["source"]["in_cell"]
+    assert [s["name"] for s in d["stages"]] == ["ttgir", "ptx", "sass"]
+    assert [s["language"] for s in d["stages"]] == ["mlir", "ptx", "sass"]
+    assert d["stages"][1]["line_map"] == {"4": [7], "7": [8]}
+    assert d["view"] == {"stages_first": ["ptx"], "selected_stage": "ptx"}
+    assert r.stage("ptx") == PTX and r.line_map("ptx") == {4: [7], 7: [8]}
+
+
+def test_invalid_report_is_rejected():
+    d = make_report().to_dict()
+    d["stages"][0]["line_map"] = {"four": [1]}
+    with pytest.raises(jsonschema.ValidationError):
+        validate(d)
+    d = make_report().to_dict()
+    del d["kernel"]
+    with pytest.raises(jsonschema.ValidationError):
+        validate(d)
+
+
+def test_nan_and_inf_become_null():
+    r = make_report()
+    r.runs[0]["checks"][0]["max_abs_err"] = float("inf")
+    r.measurements.append({"kind": "bench", "median_ms": float("nan")})
+    d = r.to_dict()
+    validate(d)
+    assert d["runs"][0]["checks"][0]["max_abs_err"] is None
+    json.dumps(d, allow_nan=False)
+
+
+def test_mimebundle_has_three_types():
+    b = make_report()._repr_mimebundle_()
+    assert set(b) == {MIME_TYPE, "text/html", "text/plain"}
+    validate(b[MIME_TYPE])
+    json.dumps(b[MIME_TYPE], allow_nan=False)
+    assert "add_kernel" in b["text/plain"] and "sm_90" in b["text/plain"]
+    assert len(b["text/plain"].splitlines()) < 12
+    only = make_report()._repr_mimebundle_(include=["text/plain"])
+    assert set(only) == {"text/plain"}
+
+
+def _markup(h: str) -> tuple[set[str], set[str]]:
+    from html.parser import HTMLParser
+
+    tags: set[str] = set()
+    attrs: set[str] = set()
+
+    class P(HTMLParser):
+        def handle_starttag(self, tag, a):
+            tags.add(tag)
+            attrs.update(k for k, _ in a)
+
+    P().feed(h)
+    return tags, attrs
+
+
+def test_html_is_self_contained_escaped_and_linked():
+    r = make_report()
+    h = r.to_html()
+    tags, attrs = _markup(h)
+    assert tags <= {"div", "style", "span", "b", "details", "summary", "table", "tr", "td", "th", "a", "code", "pre"}, (
+        tags
+    )
+    assert not {a for a in attrs if a.startswith("on") or a in ("src", "srcdoc")}, attrs
+    assert "&lt;script&gt;" in h and EVIL not in h
+    pre = f"tlxr-{r.id[:12]}"
+    # every stage is a section; --stages' first is open and comes first
+    for name in ("TTGIR", "PTX", "SASS"):
+        assert f"<summary>{name} ·" in h
+    assert h.index("<summary>PTX") < h.index("<summary>TTGIR")
+    assert re.search(rf'<details open id="{pre}-ptx">', h)
+    # user line 7 links to PTX line 8 and back
+    assert f'href="#{pre}-ptx-L8"' in h and f'id="{pre}-ptx-L8"' in h
+    assert f'id="{pre}-src-L7"' in h and f'href="#{pre}-src-L7"' in h
+    # highlighted: pygments classes on the MLIR op and the PTX register
+    assert '<span class="nb">tt.load</span>' in h
+    assert '<span class="nv">%r1</span>' in h
+    # layouts and diagnostics are shown
+    assert "BlockedLayout([4], [32], [4], [0])" in h and "a warning" in h
+
+
+def test_html_caps_huge_stages():
+    from workbench.report import html as html_mod
+
+    big = "\n".join(f"\tmov.u32 %r{i}, {i};" for i in range(html_mod.MAX_STAGE_LINES + 50))
+    r = make_report(key="big", ptx=big)
+    h = r.to_html()
+    assert "50 more lines" in h
+    assert r.stage("ptx") == big  # the Report keeps everything
+
+
+def test_diff_reports():
+    a = make_report(key="a", registers=16)
+    b = make_report(key="b", ptx=PTX.replace("ret;", "exit;"), registers=20)
+    p = diff_reports(a, b)
+    assert not p["same_key"]
+    assert {"field": "registers", "before": 16, "after": 20} in p["metadata"]
+    st = {s["name"]: s for s in p["stages"]}
+    assert st["ptx"]["status"] == "changed" and st["ptx"]["added"] == 1 and st["ptx"]["removed"] == 1
+    assert st["ttgir"]["status"] == "same"
+    b.previous = p
+    validate(b.to_dict())
+    assert "Diff against the previous run" in b.to_html()
+    assert "registers 16->20" in b.summary()
+    assert b.diff(a) == p
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[2] / "workbench/report/examples").glob("*.json")))
+def test_examples_validate(path):
+    d = json.loads(path.read_text())
+    validate(d)
+    r = Report.from_dict(d)
+    assert r._repr_mimebundle_()["text/html"]
+
+
+@pytest.mark.parametrize(
+    "name,language,text",
+    [
+        ("ttgir", "mlir", TTGIR),
+        ("ptx", "ptx", PTX),
+        ("sass", "sass", SASS),
+        ("llir", "llvm", "define void @f(ptr %0) {\n  ret void\n}\n"),
+        ("tlx", "python", 'def f(x):\n    """doc\n    more"""\n    return x\n'),
+    ],
+)
+def test_highlight_one_fragment_per_line(name, language, text):
+    assert language_of_stage(name) == language
+    lines = highlight_lines(text, language)
+    assert len(lines) == len(text.rstrip("\n").split("\n"))
+    for frag in lines:  # spans never cross lines
+        assert frag.count("<span") == frag.count("</span>")
+    assert 'class="err"' not in "".join(lines)
