@@ -1,0 +1,218 @@
+/**
+ * A read-only CodeMirror 6 view (JupyterLab's own CodeMirror packages, shared at run time)
+ * for one stage or the source: line numbers, syntax highlighting, linked-line and search
+ * decorations. CodeMirror renders only the visible lines, so a 50,000-line SASS scrolls.
+ */
+import { StreamLanguage, syntaxHighlighting } from '@codemirror/language';
+import { EditorState, Extension, RangeSetBuilder, StateEffect, StateField } from '@codemirror/state';
+import { Decoration, DecorationSet, EditorView, lineNumbers } from '@codemirror/view';
+import { jupyterHighlightStyle, jupyterTheme } from '@jupyterlab/codemirror';
+import { Match, findMatches } from './linemap';
+import { parserFor } from './highlight';
+
+interface Marks {
+  linked: number[];
+  mapped: number[];
+  matches: Match[];
+  current: number;
+}
+
+const setMarks = StateEffect.define<Partial<Marks>>();
+
+const linkedDeco = Decoration.line({ class: 'tlx-linked' });
+const mappedDeco = Decoration.line({ class: 'tlx-mapped' });
+const matchDeco = Decoration.mark({ class: 'tlx-search-match' });
+const currentDeco = Decoration.mark({ class: 'tlx-search-match tlx-search-current' });
+
+function buildDecorations(state: EditorState, m: Marks): DecorationSet {
+  const doc = state.doc;
+  const byLine = new Map<number, Array<{ from: number; to: number; d: Decoration }>>();
+  const add = (line: number, from: number, to: number, d: Decoration) => {
+    let a = byLine.get(line);
+    if (!a) {
+      a = [];
+      byLine.set(line, a);
+    }
+    a.push({ from, to, d });
+  };
+  const linked = new Set(m.linked);
+  for (const l of new Set([...m.mapped, ...m.linked])) {
+    if (l < 1 || l > doc.lines) {
+      continue;
+    }
+    const pos = doc.line(l).from;
+    // Line decorations first (from == to), then marks on the same line.
+    add(l, pos, pos, linked.has(l) ? linkedDeco : mappedDeco);
+  }
+  m.matches.forEach((mt, i) => {
+    if (mt.to <= doc.length) {
+      add(mt.line, mt.from, mt.to, i === m.current ? currentDeco : matchDeco);
+    }
+  });
+  const builder = new RangeSetBuilder<Decoration>();
+  for (const l of Array.from(byLine.keys()).sort((a, b) => a - b)) {
+    const items = byLine.get(l)!.sort((a, b) => a.from - b.from || (a.from === a.to ? -1 : 1));
+    for (const it of items) {
+      builder.add(it.from, it.to, it.d);
+    }
+  }
+  return builder.finish();
+}
+
+const marksField = StateField.define<{ marks: Marks; deco: DecorationSet }>({
+  create(state) {
+    const marks: Marks = { linked: [], mapped: [], matches: [], current: -1 };
+    return { marks, deco: buildDecorations(state, marks) };
+  },
+  update(value, tr) {
+    let marks = value.marks;
+    let changed = false;
+    for (const e of tr.effects) {
+      if (e.is(setMarks)) {
+        marks = { ...marks, ...e.value };
+        changed = true;
+      }
+    }
+    return changed ? { marks, deco: buildDecorations(tr.state, marks) } : value;
+  },
+  provide: f => EditorView.decorations.from(f, v => v.deco)
+});
+
+export interface CodePaneOptions {
+  text: string;
+  language: string;
+  /** Called with a 1-based line when the pointer moves over a new line (null: left). */
+  onHover?: (line: number | null) => void;
+  onClick?: (line: number) => void;
+}
+
+export class CodePane {
+  readonly view: EditorView;
+  private lastHover: number | null = null;
+  private matches: Match[] = [];
+  private current = -1;
+
+  constructor(parent: HTMLElement, options: CodePaneOptions) {
+    const parser = parserFor(options.language);
+    const extensions: Extension[] = [
+      lineNumbers(),
+      EditorState.readOnly.of(true),
+      EditorView.editable.of(false),
+      EditorState.tabSize.of(4),
+      jupyterTheme,
+      syntaxHighlighting(jupyterHighlightStyle),
+      marksField,
+      EditorView.domEventHandlers({
+        mousemove: (ev, view) => {
+          const line = this.lineAt(view, ev);
+          if (line !== this.lastHover) {
+            this.lastHover = line;
+            options.onHover?.(line);
+          }
+          return false;
+        },
+        mouseleave: () => {
+          if (this.lastHover !== null) {
+            this.lastHover = null;
+            options.onHover?.(null);
+          }
+          return false;
+        },
+        click: (ev, view) => {
+          const line = this.lineAt(view, ev);
+          if (line !== null) {
+            options.onClick?.(line);
+          }
+          return false;
+        }
+      })
+    ];
+    if (parser) {
+      extensions.push(StreamLanguage.define(parser));
+    }
+    this.view = new EditorView({
+      state: EditorState.create({ doc: options.text, extensions }),
+      parent
+    });
+  }
+
+  private lineAt(view: EditorView, ev: MouseEvent): number | null {
+    const pos = view.posAtCoords({ x: ev.clientX, y: ev.clientY }, false);
+    if (pos === null) {
+      return null;
+    }
+    const block = view.lineBlockAtHeight(ev.clientY - view.documentTop);
+    if (ev.clientY - view.documentTop > block.bottom) {
+      return null;
+    }
+    return view.state.doc.lineAt(pos).number;
+  }
+
+  get lineCount(): number {
+    return this.view.state.doc.lines;
+  }
+
+  setLinked(lines: number[], scroll: boolean): void {
+    const effects: StateEffect<unknown>[] = [setMarks.of({ linked: lines })];
+    const target = lines.length ? Math.min(...lines) : null;
+    if (scroll && target !== null && target <= this.lineCount) {
+      effects.push(
+        EditorView.scrollIntoView(this.view.state.doc.line(target).from, { y: 'center' })
+      );
+    }
+    this.view.dispatch({ effects });
+  }
+
+  setMapped(lines: number[]): void {
+    this.view.dispatch({ effects: setMarks.of({ mapped: lines }) });
+  }
+
+  scrollToLine(line: number): void {
+    if (line >= 1 && line <= this.lineCount) {
+      this.view.dispatch({
+        effects: EditorView.scrollIntoView(this.view.state.doc.line(line).from, { y: 'start' })
+      });
+    }
+  }
+
+  /** Highlight every match of `query`; returns the number of matches. */
+  search(query: string): number {
+    this.matches = findMatches(this.view.state.doc.toString(), query);
+    this.current = this.matches.length ? 0 : -1;
+    this.applySearch();
+    return this.matches.length;
+  }
+
+  /** Move to the next (+1) or previous (-1) match; returns its 1-based index. */
+  step(dir: 1 | -1): number {
+    if (!this.matches.length) {
+      return 0;
+    }
+    this.current = (this.current + dir + this.matches.length) % this.matches.length;
+    this.applySearch();
+    return this.current + 1;
+  }
+
+  get matchCount(): number {
+    return this.matches.length;
+  }
+
+  get currentMatch(): number {
+    return this.current + 1;
+  }
+
+  private applySearch(): void {
+    const effects: StateEffect<unknown>[] = [
+      setMarks.of({ matches: this.matches, current: this.current })
+    ];
+    const m = this.matches[this.current];
+    if (m) {
+      effects.push(EditorView.scrollIntoView(m.from, { y: 'center' }));
+    }
+    this.view.dispatch({ effects });
+  }
+
+  destroy(): void {
+    this.view.destroy();
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * TLX Workbench JupyterLab extension: the Report renderer, the docked viewer that follows
+ * its cell, and `%%tlx` cell highlighting.
+ */
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { MainAreaWidget } from '@jupyterlab/apputils';
+import { EditorExtensionRegistry, IEditorExtensionRegistry } from '@jupyterlab/codemirror';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { Widget } from '@lumino/widgets';
+import { tlxCellExtension } from './tlxcell';
+import { MIME_TYPE, normalizeReport } from './types';
+import { ReportViewer } from './viewer';
+
+/** Lower ranks win: HTML is 50, so the Report renderer is chosen over the HTML fallback. */
+export const RENDERER_RANK = 10;
+
+interface Context {
+  app: JupyterFrontEnd;
+  tracker: INotebookTracker | null;
+}
+
+interface CellRef {
+  panel: NotebookPanel;
+  cell: any;
+}
+
+function findCell(ctx: Context, node: HTMLElement): CellRef | null {
+  let found: CellRef | null = null;
+  ctx.tracker?.forEach(panel => {
+    if (found) {
+      return;
+    }
+    for (const cell of panel.content.widgets) {
+      if (cell.node.contains(node)) {
+        found = { panel, cell };
+        return;
+      }
+    }
+  });
+  return found;
+}
+
+/** The last Report among a cell's outputs, if any. */
+function reportOfCell(cell: any): unknown | null {
+  const outputs = cell?.model?.outputs;
+  if (!outputs) {
+    return null;
+  }
+  for (let i = outputs.length - 1; i >= 0; i--) {
+    const data = outputs.get(i)?.data?.[MIME_TYPE];
+    if (data) {
+      return data;
+    }
+  }
+  return null;
+}
+
+/** The viewer docked in the main area, following one cell. */
+class DockedReport extends MainAreaWidget<ReportViewer> {
+  private cellModel: any;
+
+  constructor(ref: CellRef, data: unknown) {
+    const viewer = new ReportViewer({ docked: true });
+    super({ content: viewer });
+    this.addClass('tlx-docked-panel');
+    this.cellModel = ref.cell.model;
+    this.id = DockedReport.idFor(ref.cell.model.id);
+    this.title.closable = true;
+    this.title.iconClass = 'jp-MaterialIcon jp-CodeIcon';
+    this.showReport(data);
+    this.cellModel.outputs?.changed.connect(this.onOutputs, this);
+    this.cellModel.disposed?.connect(this.onCellGone, this);
+    ref.panel.disposed.connect(this.onCellGone, this);
+  }
+
+  static idFor(cellId: string): string {
+    return `tlx-report-${cellId}`.replace(/[^\w-]/g, '_');
+  }
+
+  private showReport(data: unknown): void {
+    const report = normalizeReport(data);
+    this.content.setReport(report);
+    this.title.label = `TLX: ${report.kernelName}`;
+    this.title.caption = `Report ${report.id} (${report.created}), following its notebook cell`;
+    this.node.dataset.reportId = report.id;
+  }
+
+  private onOutputs(): void {
+    const data = reportOfCell({ model: this.cellModel });
+    if (data) {
+      this.showReport(data);
+    }
+  }
+
+  private onCellGone(): void {
+    this.title.label = `${this.title.label} (cell closed)`;
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this.cellModel?.outputs?.changed.disconnect(this.onOutputs, this);
+    super.dispose();
+  }
+}
+
+function openBeside(ctx: Context, from: HTMLElement, data: unknown): void {
+  const ref = findCell(ctx, from);
+  if (!ref) {
+    // Not in a notebook (a console, an output view): dock a static copy.
+    const w = new MainAreaWidget({ content: new ReportViewer({ docked: true }) });
+    const report = normalizeReport(data);
+    w.content.setReport(report);
+    w.title.label = `TLX: ${report.kernelName}`;
+    w.title.closable = true;
+    w.addClass('tlx-docked-panel');
+    ctx.app.shell.add(w, 'main', { mode: 'split-right' });
+    return;
+  }
+  const id = DockedReport.idFor(ref.cell.model.id);
+  for (const w of Array.from(ctx.app.shell.widgets('main'))) {
+    if (w.id === id) {
+      ctx.app.shell.activateById(id);
+      return;
+    }
+  }
+  const w = new DockedReport(ref, reportOfCell(ref.cell) ?? data);
+  ctx.app.shell.add(w, 'main', { mode: 'split-right', ref: ref.panel.id });
+  ctx.app.shell.activateById(w.id);
+}
+
+export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
+  private viewer: ReportViewer;
+  private data: unknown = null;
+
+  constructor(ctx: Context | null) {
+    super();
+    this.addClass('tlx-renderer');
+    this.viewer = new ReportViewer({
+      onOpenBeside: ctx ? () => openBeside(ctx, this.node, this.data) : undefined
+    });
+    this.node.appendChild(this.viewer.node);
+  }
+
+  renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    this.data = model.data[MIME_TYPE];
+    this.viewer.setReport(normalizeReport(this.data));
+    return Promise.resolve();
+  }
+
+  protected onAfterAttach(): void {
+    // The viewer's node lives inside ours; let lumino know it is shown.
+    this.viewer.node.classList.add('tlx-attached');
+  }
+
+  dispose(): void {
+    this.viewer.dispose();
+    super.dispose();
+  }
+}
+
+export function rendererFactory(ctx: Context | null): IRenderMime.IRendererFactory {
+  return {
+    safe: true, // renders text only, so untrusted notebooks show it too
+    mimeTypes: [MIME_TYPE],
+    defaultRank: RENDERER_RANK,
+    createRenderer: () => new ReportRenderer(ctx)
+  };
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'tlx-workbench:plugin',
+  description: 'Renders TLX Workbench Reports and highlights %%tlx cells.',
+  autoStart: true,
+  requires: [IRenderMimeRegistry],
+  optional: [INotebookTracker, IEditorExtensionRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    rendermime: IRenderMimeRegistry,
+    tracker: INotebookTracker | null,
+    extensions: IEditorExtensionRegistry | null
+  ) => {
+    const ctx: Context = { app, tracker };
+    rendermime.addFactory(rendererFactory(ctx), RENDERER_RANK);
+    if (extensions) {
+      extensions.addExtension({
+        name: 'tlx-workbench:tlx-cell',
+        default: true,
+        factory: () => EditorExtensionRegistry.createImmutableExtension(tlxCellExtension())
+      });
+    }
+    app.commands.addCommand('tlx-workbench:open-beside', {
+      label: 'Open TLX Report beside the notebook',
+      isEnabled: () => !!tracker?.activeCell && !!reportOfCell(tracker.activeCell),
+      execute: () => {
+        const cell = tracker?.activeCell;
+        const data = reportOfCell(cell);
+        if (cell && data) {
+          openBeside(ctx, cell.node, data);
+        }
+      }
+    });
+    (window as any).tlxWorkbench = { version: '0.1.0', mime: MIME_TYPE };
+  }
+};
+
+export default plugin;

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { LineIndex, describeRanges, findMatches, linkedLines, toRanges } from '../src/linemap';
+import { normalizeReport, parseLineMap } from '../src/types';
+
+const ptx = new LineIndex(parseLineMap({ '3': [10, 11], '5': [12, 40, 41], '6': [41] }));
+const sass = new LineIndex(parseLineMap({ '5': [100, 101], '3': [90] }));
+
+describe('LineIndex', () => {
+  it('maps forward and back', () => {
+    expect(ptx.stageLines(5)).toEqual([12, 40, 41]);
+    expect(ptx.stageLines([3, 6])).toEqual([10, 11, 41]);
+    expect(ptx.userLines(41)).toEqual([5, 6]);
+    expect(ptx.userLines(999)).toEqual([]);
+    expect(ptx.mappedUserLines()).toEqual([3, 5, 6]);
+  });
+
+  it('parses string keys, drops junk and duplicates', () => {
+    const m = parseLineMap({ '2': [4, 4, 3], x: [1], '7': [0, -1], '9': 12 } as any);
+    expect(Array.from(m.entries())).toEqual([
+      [2, [3, 4]],
+      [9, [12]]
+    ]);
+  });
+});
+
+describe('linkedLines', () => {
+  const idx = { ptx, sass };
+  it('from a source line to every shown stage', () => {
+    const r = linkedLines(idx, { kind: 'source', line: 5 }, ['ptx', 'sass']);
+    expect(r.source).toEqual([5]);
+    expect(r.stages).toEqual({ ptx: [12, 40, 41], sass: [100, 101] });
+  });
+  it('from a stage line back to source and across to the other stage', () => {
+    const r = linkedLines(idx, { kind: 'stage', stage: 'ptx', line: 41 }, ['ptx', 'sass']);
+    expect(r.source).toEqual([5, 6]);
+    expect(r.stages.ptx).toEqual([12, 40, 41]);
+    expect(r.stages.sass).toEqual([100, 101]);
+  });
+  it('an unmapped stage line keeps itself highlighted', () => {
+    const r = linkedLines(idx, { kind: 'stage', stage: 'ptx', line: 2 }, ['ptx']);
+    expect(r.source).toEqual([]);
+    expect(r.stages.ptx).toEqual([2]);
+  });
+  it('stages without a map give nothing', () => {
+    expect(linkedLines(idx, { kind: 'source', line: 3 }, ['llir']).stages.llir).toEqual([]);
+  });
+});
+
+describe('ranges and search', () => {
+  it('compresses ranges', () => {
+    expect(toRanges([7, 1, 2, 3, 3])).toEqual([
+      [1, 3],
+      [7, 7]
+    ]);
+    expect(describeRanges([1, 2, 3, 7])).toBe('1\u20133, 7');
+  });
+  it('finds case-insensitive plain-text matches with line numbers', () => {
+    const text = 'mma.sync\nLDG.E R1\n  ldg.e.128 R2 [a.b*]\n';
+    const m = findMatches(text, 'ldg.e');
+    expect(m.map(x => x.line)).toEqual([2, 3]);
+    expect(text.slice(m[1].from, m[1].to)).toBe('ldg.e');
+    expect(findMatches(text, '[a.b*]').length).toBe(1); // no regex semantics
+    expect(findMatches(text, '')).toEqual([]);
+  });
+});
+
+describe('normalizeReport', () => {
+  it('reads the schema 1.0 shape', () => {
+    const r = normalizeReport({
+      schema_version: '1.0',
+      id: 'abc',
+      kernel: {
+        name: 'matmul<script>',
+        target: 'sm_90',
+        source: { text: '%%tlx\n@triton.jit\ndef k():\n  pass\n', first_line: 2, filename: '<tlx-cell>' }
+      },
+      cell: { source: 'ignored when kernel.source.text is present', kernel_first_line: 2 },
+      stages: [
+        { name: 'ttgir', language: 'mlir', text: 'a\nb', line_map: { '3': [1] } },
+        { name: 'ptx', language: 'ptx', text: 'x', line_map: {} }
+      ],
+      metadata: { num_warps: 4 },
+      layouts: { declared: [], values: [] },
+      view: { stages_first: ['ptx'] },
+      timeline: null
+    });
+    expect(r.kernelName).toBe('matmul<script>');
+    expect(r.source.startsWith('%%tlx')).toBe(true);
+    expect(r.kernelFirstLine).toBe(2);
+    expect(r.stages.map(s => s.name)).toEqual(['ttgir', 'ptx']);
+    expect(r.stages[0].lineMap.get(3)).toEqual([1]);
+    expect(r.stagesFirst).toEqual(['ptx']);
+    expect(r.target).toBe('sm_90');
+    expect(r.timeline).toBeNull();
+  });
+  it('tolerates garbage', () => {
+    const r = normalizeReport({ stages: 'nope', layouts: 5 });
+    expect(r.stages).toEqual([]);
+    expect(r.values).toEqual([]);
+    expect(normalizeReport(null).kernelName).toBe('kernel');
+  });
+  it('accepts artifact-style stage dicts and sorts them', () => {
+    const r = normalizeReport({ stages: { sass: 's', ttgir: 't', ptx: 'p' }, line_maps: { ptx: { '1': [1] } } });
+    expect(r.stages.map(s => s.name)).toEqual(['ttgir', 'ptx', 'sass']);
+    expect(r.stages[1].language).toBe('ptx');
+    expect(r.stages[1].lineMap.get(1)).toEqual([1]);
+  });
+});

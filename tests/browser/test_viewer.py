@@ -1,0 +1,282 @@
+"""The TLX Workbench JupyterLab extension in a real browser against a real `jupyter lab`."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+from tests.browser.conftest import MIME, write_notebook
+from tests.browser.reports import DOT_LINE, EVIL, evil_report
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+MATMUL_CELL = '''%%tlx --stages ptx,sass
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(tl.float16))
+
+M = N = K = 256
+a = torch.randn((M, K), dtype=torch.float16, device=DEVICE)
+b = torch.randn((K, N), dtype=torch.float16, device=DEVICE)
+c = torch.empty((M, N), dtype=torch.float16, device=DEVICE)
+grid = (M // 128, N // 128)
+matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                    c.stride(0), c.stride(1), BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4)
+'''
+
+
+KERNEL_IDLE = """() => Array.from(document.querySelectorAll('.jp-StatusBar-TextItem'))
+    .some(e => /\\|\\s*Idle\\s*$/.test(e.textContent || ''))"""
+
+
+def open_notebook(page, lab, name: str) -> None:
+    base, token, _ = lab
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell .cm-content", timeout=90_000)
+    page.wait_for_function(KERNEL_IDLE, timeout=120_000)  # kernel started and connected
+
+
+def _prompt(cell) -> str:
+    return cell.locator(".jp-InputPrompt").inner_text().strip()
+
+
+def run_cell(page, index: int, key: str = "Control+Enter") -> None:
+    """Run one cell (command mode + Ctrl-Enter) and wait until the kernel took it."""
+    cell = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(index)
+    before = _prompt(cell)
+    for _ in range(3):
+        cell.locator(".jp-InputPrompt").click()
+        page.keyboard.press("Escape")
+        page.keyboard.press(key)
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            now = _prompt(cell)
+            if now != before and re.search(r"\[(\d+|\*)\]", now):
+                return
+            page.wait_for_timeout(200)
+    raise AssertionError(f"cell {index} did not start running (prompt {_prompt(cell)!r})")
+
+
+def wait_idle(page, timeout: float = 240_000) -> None:
+    page.wait_for_function(
+        """() => !Array.from(document.querySelectorAll('.jp-Notebook .jp-InputPrompt'))
+                 .some(p => (p.textContent || '').includes('[*]'))""",
+        timeout=timeout,
+    )
+
+
+def source_line(viewer, text: str):
+    return viewer.locator(".tlx-source .cm-line", has_text=text).first
+
+
+def linked(viewer, stage: str) -> list[int]:
+    raw = viewer.locator(f'.tlx-stage[data-stage="{stage}"]').get_attribute("data-linked") or ""
+    return [int(x) for x in raw.split(",") if x]
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def test_extension_is_installed(lab):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "list"],
+                         capture_output=True, text=True, timeout=120)
+    text = out.stdout + out.stderr
+    line = next((ln for ln in text.splitlines() if "tlx-workbench" in ln), "")
+    assert line, text
+    assert "enabled" in line and "OK" in line, line
+
+
+def test_report_markup_is_text_and_features_work(page, lab, artifacts):
+    """A Report whose strings contain <script> and onerror= is shown as text and runs nothing."""
+    _, _, root = lab
+    report = evil_report()
+    (root / "evil.json").write_text(json.dumps(report))
+    name = write_notebook(root, "evil.ipynb", [
+        "import json\nfrom IPython.display import display\n"
+        "r = json.load(open('evil.json'))\n"
+        f"display({{{MIME!r}: r, 'text/html': '<b class=\"tlx-html-fallback\">fallback</b>', "
+        "'text/plain': 'TLX report'}, raw=True)",
+    ])
+    open_notebook(page, lab, name)
+    run_cell(page, 0)
+    viewer = page.locator(".jp-OutputArea .tlx-viewer").first
+    viewer.wait_for(timeout=120_000)
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifacts / "evil-report.png"))
+
+    # The renderer outranks the HTML fallback, and markup stays text.
+    assert page.locator(".tlx-html-fallback").count() == 0
+    assert viewer.locator(".tlx-kernel-name").inner_text() == f"evil_kernel{EVIL}"
+    assert viewer.locator("script, img, iframe, svg[onload]").count() == 0
+    assert EVIL in viewer.locator(".tlx-diag-msg").inner_text()
+    assert page.evaluate("window.__tlxPwned") is None
+
+    # Header facts.
+    assert viewer.locator('[data-fact="warps"] .tlx-fact-value').inner_text() == "4"
+    assert viewer.locator('[data-fact="registers"] .tlx-fact-value').inner_text() == "90"
+    assert viewer.locator('[data-fact="shared"] .tlx-fact-value').inner_text() == "32 KiB"
+    assert viewer.locator('[data-fact="target"] .tlx-fact-value').inner_text() == "sm_90a"
+
+    # view.stages_first puts PTX first; clicking the tl.dot line highlights its PTX lines.
+    assert viewer.locator('.tlx-stage-picker[data-column="0"]').input_value() == "ptx"
+    source_line(viewer, "tl.dot").click()
+    page.wait_for_timeout(300)
+    ptx_lines = linked(viewer, "ptx")
+    assert len(ptx_lines) == 3, ptx_lines
+    hl = viewer.locator('.tlx-stage[data-stage="ptx"] .cm-line.tlx-linked')
+    assert hl.count() == 3
+    assert "wgmma" in hl.nth(1).inner_text()
+    assert f"source line {DOT_LINE}" in viewer.locator(".tlx-status").inner_text()
+    page.screenshot(path=str(artifacts / "evil-linked-ptx.png"))
+
+    # Reverse direction: hover a PTX line, the source line lights up.
+    hl.nth(0).hover()
+    page.wait_for_timeout(200)
+    assert viewer.get_attribute("data-linked-source") == str(DOT_LINE)
+
+    # A 50,000-line SASS: switch, the mapped HGMMA line is scrolled to and highlighted,
+    # and CodeMirror keeps the DOM small.
+    viewer.locator('.tlx-stage-picker[data-column="0"]').select_option("sass")
+    source_line(viewer, "tl.dot").click()  # unpin
+    source_line(viewer, "tl.dot").click()  # pin again
+    page.wait_for_timeout(300)
+    sass = viewer.locator('.tlx-stage[data-stage="sass"]')
+    assert sass.locator(".cm-line.tlx-linked", has_text="HGMMA").count() == 1
+    assert sass.locator(".cm-line").count() < 2000
+    page.screenshot(path=str(artifacts / "evil-sass.png"))
+
+    # Search within a stage.
+    search = viewer.locator('.tlx-stage-col[data-column="0"] .tlx-search')
+    search.fill("HGMMA")
+    page.wait_for_timeout(200)
+    assert viewer.locator('.tlx-stage-col[data-column="0"] .tlx-search-count').inner_text() == "1/1"
+    assert sass.locator(".tlx-search-current").count() == 1
+
+    # Two stages side by side.
+    viewer.locator(".tlx-split-toggle").check()
+    viewer.locator('.tlx-stage-picker[data-column="1"]').select_option("ptx")
+    page.wait_for_timeout(300)
+    assert len(linked(viewer, "ptx")) == 3
+
+    # Layouts: table and drawings (distributed and shared).
+    viewer.locator('.tlx-tab[data-tab="layouts"]').click()
+    rows = viewer.locator(".tlx-values tbody tr")
+    assert rows.count() == 3
+    assert EVIL in rows.nth(0).inner_text()
+    rows.nth(1).click()
+    drawing = viewer.locator(".tlx-layout-drawing")
+    assert drawing.get_attribute("data-layout") == "nvidia_mma"
+    assert drawing.locator("canvas").count() == 1
+    assert "4 warps" in drawing.inner_text()
+    rows.nth(2).click()
+    assert drawing.get_attribute("data-layout") == "nvmma_shared"
+    assert "1-way" in drawing.inner_text()
+    page.screenshot(path=str(artifacts / "evil-layouts.png"))
+
+    # Timeline and roofline (plotly, loaded on first use).
+    viewer.locator('.tlx-tab[data-tab="roofline"]').click()
+    viewer.locator(".tlx-roofline-pane .js-plotly-plot").wait_for(timeout=60_000)
+    assert "CUDA events" in viewer.locator(".tlx-roofline-pane .tlx-plot-caption").inner_text()
+    viewer.locator('.tlx-tab[data-tab="timeline"]').click()
+    viewer.locator(".tlx-timeline-pane .js-plotly-plot").wait_for(timeout=60_000)
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifacts / "evil-timeline.png"))
+    assert page.evaluate("window.__tlxPwned") is None
+    assert not page.console_errors, page.console_errors
+
+
+def test_tlx_cell_viewer_and_docked_view(page, lab, artifacts):
+    """A real %%tlx cell: compile a tl.dot matmul (no GPU needed), link source to PTX, SASS, dock."""
+    name = write_notebook(lab[2], "matmul.ipynb", ["%load_ext workbench", MATMUL_CELL])
+    open_notebook(page, lab, name)
+
+    # %%tlx cells are highlighted as Python, the magic line marked.
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(1)
+    assert cell.locator(".cm-editor.tlx-cell").count() == 1
+    assert cell.locator(".tlx-magic").inner_text() == "%%tlx"
+    colors = page.evaluate(
+        """() => {
+          const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[1];
+          const spans = Array.from(cell.querySelectorAll('.cm-line span'));
+          const def = spans.find(s => s.textContent === 'def');
+          const line = def.closest('.cm-line');
+          return [getComputedStyle(def).color, getComputedStyle(line).color];
+        }"""
+    )
+    assert colors[0] != colors[1], colors  # 'def' is coloured as a keyword
+
+    run_cell(page, 0)
+    wait_idle(page)
+    run_cell(page, 1)
+    viewer = page.locator(".jp-OutputArea .tlx-viewer").first
+    viewer.wait_for(timeout=300_000)
+    wait_idle(page, 300_000)
+    page.wait_for_timeout(500)
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    page.screenshot(path=str(artifacts / "matmul-viewer.png"))
+    assert viewer.locator(".tlx-kernel-name").inner_text() == "matmul_kernel", (
+        errors.all_inner_texts() if errors.count() else "")
+    first_id = viewer.get_attribute("data-report-id")
+
+    # Click the tl.dot line: mapped PTX lines are highlighted.
+    picker = viewer.locator('.tlx-stage-picker[data-column="0"]')
+    if picker.input_value() != "ptx":
+        picker.select_option("ptx")
+    source_line(viewer, "tl.dot").click()
+    page.wait_for_timeout(300)
+    ptx_lines = linked(viewer, "ptx")
+    assert ptx_lines, "tl.dot maps to no PTX line"
+    hl = viewer.locator('.tlx-stage[data-stage="ptx"] .cm-line.tlx-linked')
+    assert hl.count() >= 1
+    text = "\n".join(hl.all_inner_texts())
+    assert re.search(r"mma|wgmma|fma|ld\.shared|ldmatrix|\.loc", text), text
+    page.screenshot(path=str(artifacts / "matmul-dot-ptx.png"))
+
+    # Switch to SASS.
+    picker.select_option("sass")
+    page.wait_for_timeout(300)
+    sass = viewer.locator('.tlx-stage[data-stage="sass"]')
+    assert sass.locator(".cm-line").count() > 10
+    assert re.search(r"\b(HMMA|HGMMA|FFMA|IMAD|MOV)\b", sass.inner_text())
+    page.screenshot(path=str(artifacts / "matmul-sass.png"))
+
+    # Open beside: the docked viewer follows the cell and updates when it runs again.
+    viewer.locator(".tlx-open-beside").click()
+    docked = page.locator(".tlx-docked-panel .tlx-viewer")
+    docked.wait_for(timeout=30_000)
+    assert docked.locator(".tlx-kernel-name").inner_text() == "matmul_kernel"
+    assert docked.get_attribute("data-report-id") == first_id
+    page.screenshot(path=str(artifacts / "matmul-docked.png"))
+
+    run_cell(page, 1)
+    deadline = time.time() + 300
+    while docked.get_attribute("data-report-id") == first_id and time.time() < deadline:
+        page.wait_for_timeout(500)
+    assert docked.get_attribute("data-report-id") not in (None, first_id)
+    wait_idle(page)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(artifacts / "matmul-docked-rerun.png"))
+    assert not page.console_errors, page.console_errors
