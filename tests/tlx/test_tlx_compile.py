@@ -120,3 +120,12 @@ def test_host_descriptor_layout_matches_buffer_rule():
 
     assert d.layout == L.buffer_layout([32, 32], gl.bfloat16)
     assert d.layout.swizzle_byte_width == 64
+
+
+@pytest.mark.parametrize("name", list(E.EXAMPLES))
+def test_compiles_at_shapes_that_are_not_tile_multiples(name):
+    ex = E.EXAMPLES[name]
+    M, N, K = 1000, 1500, 777
+    args, kw = ex["example_args"](M * N) if ex["kind"] == "elementwise" else ex["example_args"](M, N, K)
+    art = wb_compile(ex["kernel"], *args, target="sm_90", **kw)
+    assert "sass" in art.stages or "ptx" in art.stages

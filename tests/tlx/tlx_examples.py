@@ -102,6 +102,18 @@ def tma_ready(t, fill=None):
     return view
 
 
+def padded_rows(t, multiple: int = 16):
+    """A view of ``t`` (2-D) in zero-padded storage whose row length is a multiple of ``multiple`` elements."""
+    import torch
+
+    rows, cols = t.shape
+    padded = -(-cols // multiple) * multiple
+    store = torch.zeros(rows, padded, dtype=t.dtype, device=t.device)
+    view = store[:, :cols]
+    view.copy_(t)
+    return view
+
+
 def empty_tma(rows, cols, dtype, device, fill=float("nan")):
     import torch
 
@@ -320,8 +332,10 @@ def cpasync_gemm_kernel(
     num_k = tl.cdiv(K, BK)
     a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
     b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
-    a_mask = (offs_m[:, None] < M) & (offs_k[None, :] < K)
-    b_mask = (offs_k[:, None] < K) & (offs_n[None, :] < N)
+    # Inner-dim masks use the padded row length (a multiple of 16 elements, zero-filled by the host) so
+    # cp.async keeps 16-byte transfers; the K tail of A reads those zeros, rows beyond M / K are masked.
+    a_mask = (offs_m[:, None] < M) & (offs_k[None, :] < stride_am)
+    b_mask = (offs_k[:, None] < K) & (offs_n[None, :] < stride_bk)
     tok_a = tlx.async_load(a_ptrs, a_bufs[0], mask=a_mask)
     tok_b = tlx.async_load(b_ptrs, b_bufs[0], mask=b_mask)
     tlx.async_load_commit_group([tok_a, tok_b])
@@ -332,8 +346,8 @@ def cpasync_gemm_kernel(
         if nxt < num_k:
             ns = nxt % 2
             k_off = nxt * BK
-            a_mask_n = (offs_m[:, None] < M) & ((k_off + offs_k)[None, :] < K)
-            b_mask_n = ((k_off + offs_k)[:, None] < K) & (offs_n[None, :] < N)
+            a_mask_n = (offs_m[:, None] < M) & ((k_off + offs_k)[None, :] < stride_am)
+            b_mask_n = ((k_off + offs_k)[:, None] < K) & (offs_n[None, :] < stride_bk)
             tlx.async_load(a_ptrs + k_off, a_bufs[ns], mask=a_mask_n)
             tlx.async_load(b_ptrs + k_off * stride_bk, b_bufs[ns], mask=b_mask_n)
         tlx.async_load_commit_group()
@@ -355,8 +369,9 @@ def cpasync_gemm(a, b, c=None, **meta):
     meta = {**CP_META, **meta}
     M, K = a.shape
     N = b.shape[1]
-    a = a.contiguous()
-    b = b.contiguous()
+    # cp.async moves 16 bytes per thread: rows padded to 16 elements, padding zero-filled
+    a = padded_rows(a, 16)
+    b = padded_rows(b, 16)
     c = c if c is not None else torch.full((M, N), float("nan"), dtype=a.dtype, device=a.device)
     grid = (triton.cdiv(M, meta["BM"]), triton.cdiv(N, meta["BN"]))
     cpasync_gemm_kernel[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), num_warps=4, **meta)
@@ -366,8 +381,8 @@ def cpasync_gemm(a, b, c=None, **meta):
 def cpasync_example_args(M=256, N=256, K=192, device="cpu"):
     import torch
 
-    a = torch.empty(M, K, dtype=torch.bfloat16, device=device)
-    b = torch.empty(K, N, dtype=torch.bfloat16, device=device)
+    a = padded_rows(torch.empty(M, K, dtype=torch.bfloat16, device=device))
+    b = padded_rows(torch.empty(K, N, dtype=torch.bfloat16, device=device))
     c = torch.empty(M, N, dtype=torch.bfloat16, device=device)
     return (a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0)), dict(CP_META, num_warps=4)
 
