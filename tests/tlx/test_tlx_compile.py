@@ -129,3 +129,13 @@ def test_compiles_at_shapes_that_are_not_tile_multiples(name):
     args, kw = ex["example_args"](M * N) if ex["kind"] == "elementwise" else ex["example_args"](M, N, K)
     art = wb_compile(ex["kernel"], *args, target="sm_90", **kw)
     assert "sass" in art.stages or "ptx" in art.stages
+
+
+def test_small_helpers_compile():
+    import misc_kernels
+    import torch
+
+    art = wb_compile(misc_kernels.misc, torch.empty(128), BM=64, BK=64, num_warps=4)
+    ptx = art.stages["ptx"]
+    assert "bar.arrive" in ptx and "%clock64" in ptx and "%tid.x" in ptx and "wgmma.mma_async" in ptx
+    assert "trans" in art.stages["gluon"]  # local_trans -> ttg.memdesc_trans

@@ -24,6 +24,7 @@ from triton.experimental.gluon.language.nvidia.hopper import tma as _tma
 from workbench.tlx import layouts as L
 from workbench.tlx.diagnostics import error
 from workbench.tlx.lower import state as S
+from workbench.tlx.lower import timeline as T
 
 builtin = glc.builtin
 _unwrap = glc._unwrap_if_constexpr
@@ -164,10 +165,14 @@ def async_task(
     registers=None,
     replicate=None,
     warp_group_start_id=None,
+    name=None,
     _semantic=None,
     _generator=None,
 ):
-    """``with tlx.async_task("default")`` / ``with tlx.async_task(num_warps=N, num_regs=R, replicate=K)``."""
+    """``with tlx.async_task("default")`` / ``with tlx.async_task(num_warps=N, num_regs=R, replicate=K)``.
+
+    ``name="producer"`` (a workbench extension) names the task's role in timelines.
+    """
     raise error(
         _generator,
         "tlx.async_task(...) is only allowed directly inside `with tlx.async_tasks():`",
@@ -425,7 +430,9 @@ def settle_all(gen) -> None:
 def barrier_wait(bar, phase, pred=None, _semantic=None, _generator=None):
     """Wait until the barrier's phase with parity ``phase`` has completed."""
     _check_bar(_generator, bar, "tlx.barrier_wait")
-    _mbarrier.wait(bar, phase, pred=True if pred is None else pred, _semantic=_semantic)
+    rec = _buf(bar)
+    with T.scope(_semantic, "wait", rec.name if rec is not None else None):
+        _mbarrier.wait(bar, phase, pred=True if pred is None else pred, _semantic=_semantic)
 
 
 @builtin
@@ -473,8 +480,9 @@ def _named_barrier(sem, gen, op: str, bar_id, num_threads):
         raise error(gen, f"tlx.named_barrier_{op}: num_threads must be a multiple of 32, got {n}", rule="operand")
     bid_t = sem.to_tensor(bid) if not isinstance(bid, glc.tensor) else bid
     n_t = sem.to_tensor(n) if not isinstance(n, glc.tensor) else n
-    asm = f"bar.{'sync' if op == 'wait' else 'arrive'} $0, $1;"
-    sem.builder.create_inline_asm(asm, "r,r", [bid_t.handle, n_t.handle], [], False, 1)
+    asm = f"bar.{'sync' if op == 'wait' else 'arrive'} $1, $2;"
+    # inline asm needs a result: a dummy i32 the barrier never writes
+    sem.builder.create_inline_asm(asm, "=r,r,r", [bid_t.handle, n_t.handle], [gl.int32.to_ir(sem.builder)], False, 1)
 
 
 @builtin
@@ -548,9 +556,10 @@ def async_descriptor_load(
     if barrier is None:
         raise error(gen, "tlx.async_descriptor_load needs a barrier to complete on", rule="operand")
     _check_bar(gen, barrier, "tlx.async_descriptor_load")
-    _tma.async_copy_global_to_shared(
-        desc, offsets, barrier, result, pred=True if pred is None else pred, _semantic=_semantic
-    )
+    with T.scope(_semantic, "tma_load"):
+        _tma.async_copy_global_to_shared(
+            desc, offsets, barrier, result, pred=True if pred is None else pred, _semantic=_semantic
+        )
     ln = _line(gen)
     _use(result, f"filled by async_descriptor_load (TMA) at line {ln}")
     st = S.current()
@@ -567,14 +576,16 @@ def async_descriptor_store(desc, source, offsets, _semantic=None, _generator=Non
     """TMA copy of ``source`` to ``desc[offsets]`` (out-of-bounds parts are clipped)."""
     gen = _generator
     _check_desc(gen, desc, source, "tlx.async_descriptor_store")
-    _tma.async_copy_shared_to_global(desc, offsets, source, _semantic=_semantic)
+    with T.scope(_semantic, "tma_store"):
+        _tma.async_copy_shared_to_global(desc, offsets, source, _semantic=_semantic)
     _use(source, f"stored by async_descriptor_store (TMA) at line {_line(gen)}")
 
 
 @builtin
 def async_descriptor_store_wait(pendings=0, _semantic=None, _generator=None):
     """Wait until at most ``pendings`` TMA stores are in flight."""
-    _tma.store_wait(_unwrap(pendings), _semantic=_semantic)
+    with T.scope(_semantic, "store_wait"):
+        _tma.store_wait(_unwrap(pendings), _semantic=_semantic)
 
 
 @builtin
@@ -745,7 +756,8 @@ def async_dot(
     else:
         _use(A, f"operand a of async_dot at line {ln}")
     _use(B, f"operand b of async_dot at line {ln}")
-    res = _hopper.warpgroup_mma(A, B, acc_t, use_acc=use, precision=input_precision, is_async=True, _semantic=sem)
+    with T.scope(sem, "mma"):
+        res = _hopper.warpgroup_mma(A, B, acc_t, use_acc=use, precision=input_precision, is_async=True, _semantic=sem)
     res._tlx_reason = f"accumulator of async_dot at line {ln}: wgmma layout for {nw} warps"
     return res
 
@@ -754,7 +766,8 @@ def async_dot(
 def async_dot_wait(pendings, inp, _semantic=None, _generator=None):
     """Wait until at most ``pendings`` async_dots are in flight; returns ``inp`` ready to use."""
     deps = list(inp.values) if isinstance(inp, tl.tuple) else [inp]
-    out = _hopper.warpgroup_mma_wait(_unwrap(pendings), deps=deps, _semantic=_semantic)
+    with T.scope(_semantic, "mma_wait"):
+        out = _hopper.warpgroup_mma_wait(_unwrap(pendings), deps=deps, _semantic=_semantic)
     outs = out if isinstance(out, tuple) else (out,)
     for d, o in zip(deps, outs, strict=True):
         if hasattr(d, "_tlx_reason"):

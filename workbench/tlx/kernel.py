@@ -138,7 +138,18 @@ class TLXKernel(GluonJITFunction):
             backend.load_dialects(context)
             codegen_fns = backend.get_codegen_implementation(options)
             module_map = backend.get_module_map()
-            module = src.make_ir(gpu_target, options, codegen_fns, module_map, context)
+            try:
+                module = src.make_ir(gpu_target, options, codegen_fns, module_map, context)
+            except RuntimeError as e:
+                if "error encountered during parsing" not in str(e):
+                    raise
+                raise TLXError(
+                    "the Gluon IR the TLX lowering built for this kernel failed MLIR verification (a lowering "
+                    "bug or an unsupported combination of calls; MLIR's message is on stderr)",
+                    "report the kernel; meanwhile simplify the call named in the MLIR message",
+                    filename=self.file_name,
+                    lineno=self.first_line,
+                ) from None
             from workbench.tlx.api import settle_all
 
             settle_all(st.root_generator)

@@ -27,6 +27,7 @@ from workbench.tlx import api
 from workbench.tlx import layouts as L
 from workbench.tlx.diagnostics import TLXError, error, where
 from workbench.tlx.lower import state as S
+from workbench.tlx.lower import timeline as T
 from workbench.tlx.lower.semantic import TLXSemantic
 
 CG = cg.CodeGenerator
@@ -194,6 +195,8 @@ def _set_value(self, name, value):
     st = S.current()
     if st is None or not isinstance(self.cur_node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         return
+    if not hasattr(self.cur_node, "lineno"):
+        return
     line = self.begin_line + self.cur_node.lineno
     if isinstance(value, glc.shared_memory_descriptor):
         rec = getattr(value, "_tlx_buf", None)
@@ -339,7 +342,8 @@ def _visit_with(self, node):
 
 
 class _Task:
-    def __init__(self, stmt, default, num_warps, num_regs, replicate, line):
+    def __init__(self, stmt, default, num_warps, num_regs, replicate, line, name=None):
+        self.name = name
         self.stmt = stmt
         self.default = default
         self.num_warps = num_warps
@@ -366,7 +370,7 @@ def _parse_task(self, stmt) -> _Task:
                 rule="unsupported",
                 node=stmt,
             )
-    unknown = set(kws) - {"num_warps", "num_regs", "registers", "replicate", "warp_group_start_id"}
+    unknown = set(kws) - {"num_warps", "num_regs", "registers", "replicate", "warp_group_start_id", "name"}
     if unknown:
         raise error(self, f"tlx.async_task: unknown keyword(s) {sorted(unknown)}", rule="unsupported", node=stmt)
     regs = kws.get("num_regs", kws.get("registers"))
@@ -394,7 +398,16 @@ def _parse_task(self, stmt) -> _Task:
         )
     if rep is not None and default and rep != 1:
         raise error(self, 'tlx.async_task("default") cannot be replicated', rule="task", node=stmt)
-    return _Task(stmt, default, int(nw), regs, rep, line)
+    name = kws.get("name")
+    if name is not None and (not isinstance(name, str) or not name.isidentifier()):
+        raise error(
+            self,
+            f"tlx.async_task: name= must be a Python identifier string (a role name), got {name!r}",
+            'use a name such as name="producer"',
+            rule="task",
+            node=stmt,
+        )
+    return _Task(stmt, default, int(nw), regs, rep, line, name)
 
 
 def _lower_async_tasks(self, node):
@@ -424,6 +437,7 @@ def _lower_async_tasks(self, node):
             node=defaults[1].stmt,
         )
     default = defaults[0] if defaults else None
+    index = {id(t): i + 1 for i, t in enumerate(t for t in tasks if not t.default)}
     workers = [
         (t, (r if t.replicate is not None else None)) for t in tasks if not t.default for r in range(t.replicate or 1)
     ]
@@ -485,9 +499,11 @@ def _lower_async_tasks(self, node):
         # Default task: inline in the default region.
         b.create_block_with_parent(ws_op.get_default_region(), [])
         if default is not None:
-            st.tasks.append(S.TaskCtx(num_warps=base, default=True, line=default.line))
+            role = T.role_name(default.name, True, 0, None)
+            st.tasks.append(S.TaskCtx(num_warps=base, default=True, line=default.line, role=role))
             try:
-                self.visit_compound_statement(default.stmt.body)
+                with T.scope(self.semantic, "task"):
+                    self.visit_compound_statement(default.stmt.body)
             finally:
                 st.tasks.pop()
             api.settle_all(self)
@@ -510,9 +526,11 @@ def _lower_async_tasks(self, node):
                 scope[n] = v
             self.lscope, self.local_defs = scope, {}
             self.caller_context = GluonCallerContext(num_warps=task.num_warps)
-            st.tasks.append(S.TaskCtx(num_warps=task.num_warps, replica=rid, line=task.line))
+            role = T.role_name(task.name, False, index[id(task)], rid)
+            st.tasks.append(S.TaskCtx(num_warps=task.num_warps, replica=rid, line=task.line, role=role))
             try:
-                self.visit_compound_statement(task.stmt.body)
+                with T.scope(self.semantic, "task"):
+                    self.visit_compound_statement(task.stmt.body)
             finally:
                 st.tasks.pop()
                 self.caller_context = saved_ctx
