@@ -163,7 +163,9 @@ def part_copy_kernel(torch, prof, bandwidth_tbs: float | None) -> dict[str, Any]
 
 
 def part_capture(torch, prof) -> dict[str, Any]:
-    n = 4096
+    # 8192^2 operands: each kernel runs for milliseconds, so the host-side launch cost that
+    # CUPTI adds (tens of microseconds per launch, first H200 run: 11% at 4096) is not what we measure
+    n = 8192
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
 
