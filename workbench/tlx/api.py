@@ -426,12 +426,23 @@ def settle_all(gen) -> None:
         del st.pending_expect[key]
 
 
+def _barrier_label(gen, bar) -> str | None:
+    """The barrier set's name for timeline scopes: ``empty`` in ``barrier_wait(empty[slot], ...)``."""
+    node = getattr(gen, "cur_node", None)
+    arg = node.args[0] if isinstance(node, ast.Call) and node.args else None
+    while isinstance(arg, (ast.Subscript, ast.Call)):
+        arg = arg.value if isinstance(arg, ast.Subscript) else (arg.args[0] if arg.args else None)
+    if isinstance(arg, ast.Name):
+        return arg.id
+    rec = _buf(bar)
+    return rec.name if rec is not None else None
+
+
 @builtin
 def barrier_wait(bar, phase, pred=None, _semantic=None, _generator=None):
     """Wait until the barrier's phase with parity ``phase`` has completed."""
     _check_bar(_generator, bar, "tlx.barrier_wait")
-    rec = _buf(bar)
-    with T.scope(_semantic, "wait", rec.name if rec is not None else None):
+    with T.scope(_semantic, "wait", _barrier_label(_generator, bar)):
         _mbarrier.wait(bar, phase, pred=True if pred is None else pred, _semantic=_semantic)
 
 

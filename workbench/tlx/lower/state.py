@@ -13,6 +13,7 @@ class TaskCtx:
     replica: int | None = None  # replica id when the task was given replicate=
     default: bool = False
     line: int | None = None
+    role: str = "default"  # timeline role name (workbench.tlx.lower.timeline.role_name)
 
 
 @dataclass
