@@ -51,3 +51,47 @@ src = torch.randn(1000, device=DEVICE)
 dst = torch.zeros(1000, device=DEVICE)
 copy_kernel[(8,)](src, dst, 1000, BLOCK=128)
 """
+
+TUNED = """@triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=4),
+                          triton.Config({"BLOCK": 512}, num_warps=8)], key=["n"])
+@triton.jit
+def tuned_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+n = 1000
+x = torch.randn(n, device=DEVICE)
+y = torch.randn(n, device=DEVICE)
+out = torch.empty(n, device=DEVICE)
+tuned_add[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
+"""
+
+TLX = """@tlx.jit
+def ew_kernel(x_ptr, y_ptr, n_elements, TILES: tl.constexpr, BLOCK: tl.constexpr, NUM_BUF: tl.constexpr):
+    pid = tl.program_id(0)
+    bufs = tlx.local_alloc((BLOCK,), tl.float32, NUM_BUF)
+    full = tlx.alloc_barriers(NUM_BUF, arrive_count=1)
+    empty = tlx.alloc_barriers(NUM_BUF, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for t in range(TILES):
+                slot, phase = tlx.get_bufidx_phase(t, NUM_BUF)
+                tlx.barrier_wait(empty[slot], phase ^ 1)
+                offs = (pid * TILES + t) * BLOCK + tl.arange(0, BLOCK)
+                tlx.local_store(bufs[slot], tl.load(x_ptr + offs, mask=offs < n_elements, other=0.0))
+                tlx.barrier_arrive(full[slot])
+        with tlx.async_task(num_warps=4):
+            for t in range(TILES):
+                slot, phase = tlx.get_bufidx_phase(t, NUM_BUF)
+                tlx.barrier_wait(full[slot], phase)
+                y = tlx.local_load(bufs[slot]) * 2.0
+                offs = (pid * TILES + t) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(y_ptr + offs, y, mask=offs < n_elements)
+                tlx.barrier_arrive(empty[slot])
+
+x = torch.randn(8192, device=DEVICE)
+y = torch.empty_like(x)
+ew_kernel[(2,)](x, y, 8192, TILES=4, BLOCK=1024, NUM_BUF=2)
+"""
+TLX_STORE_LINE = 22  # cell line of the tl.store in TLX (after the %%tlx line)

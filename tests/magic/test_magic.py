@@ -252,3 +252,31 @@ def test_direct_compile_is_captured(ip):
     assert res.success, res.error_in_exec
     [d] = reports(outputs)
     assert d["kernel"]["launches"] == 0 and d["runs"] == []
+
+
+def test_autotuned_kernel_without_gpu(ip, has_gpu):
+    from cells import TUNED
+
+    res, outputs, _ = run(ip, '%%tlx --check "out: x + y"\n' + TUNED)
+    assert res.success, res.error_in_exec
+    ds = reports(outputs)
+    assert all(d["kernel"]["name"] == "tuned_add" for d in ds)
+    if not has_gpu:  # every config compiled, the first one run in the interpreter for the check
+        assert sorted(d["metadata"]["num_warps"] for d in ds) == [4, 8]
+        assert [c["status"] for d in ds for c in d["runs"][-1]["checks"]] == ["passed"]
+
+
+def test_tlx_kernel(ip, has_gpu):
+    from cells import TLX, TLX_STORE_LINE
+
+    res, outputs, _ = run(ip, '%%tlx --check "y: x * 2"\n' + TLX)
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    validate(d)
+    assert d["kernel"]["kind"] == "tlx" and d["kernel"]["source"]["in_cell"]
+    names = [s["name"] for s in d["stages"]]
+    assert names[:2] == ["tlx", "gluon"] and "ttgir" in names and "sass" in names
+    ttgir = next(s for s in d["stages"] if s["name"] == "ttgir")
+    assert str(TLX_STORE_LINE) in ttgir["line_map"]
+    [c] = d["runs"][-1]["checks"]
+    assert c["status"] == ("passed" if has_gpu else "skipped")
