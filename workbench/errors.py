@@ -33,8 +33,8 @@ class WorkbenchError(Exception):
         if self.source_line:
             text += f"\n    {self.source_line.rstrip()}"
             if self.col is not None and self.col >= 0:
-                stripped = len(self.source_line) - len(self.source_line.lstrip())
-                text += "\n    " + " " * max(self.col - stripped, 0) + "^"
+                # the line is printed with its own indentation, so the column applies as is
+                text += "\n    " + " " * self.col + "^"
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text

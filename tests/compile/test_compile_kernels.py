@@ -128,3 +128,24 @@ def test_diff_of_two_artifacts():
     assert d.changed and "warpsPerCTA" in d.unified
     same = workbench.ir.diff(a, a, "ptx")
     assert not same.changed and same.unified == ""
+
+
+def test_same_kernel_text_in_two_files_gets_its_own_line_maps(tmp_path):
+    import importlib.util
+
+    body = open(sk.__file__).read()
+    paths = []
+    for i, pad in enumerate(("", "\n\n\n")):
+        p = tmp_path / f"copy{i}.py"
+        p.write_text(pad + body)
+        paths.append(p)
+    arts = []
+    for p in paths:
+        spec = importlib.util.spec_from_file_location(p.stem, p)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        x = torch.empty(1024)
+        arts.append(workbench.compile(mod.vector_add, x, x, x, 1024, BLOCK=128))
+    assert arts[0].key != arts[1].key
+    assert arts[0].source.filename == str(paths[0]) and arts[1].source.filename == str(paths[1])
+    assert {k + 3 for k in arts[0].source_map("ttgir")} == set(arts[1].source_map("ttgir"))

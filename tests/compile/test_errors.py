@@ -79,3 +79,11 @@ def test_missing_tool(monkeypatch, tmp_path):
     with pytest.raises(ToolError) as ei:
         workbench.compile(sk.vector_add, x, x, x, 64, BLOCK=32, num_warps=1)
     assert "nvdisasm" in ei.value.message and "triton==3.6.0" in ei.value.hint
+
+
+def test_caret_sits_under_the_column():
+    from workbench.errors import WorkbenchError
+
+    e = WorkbenchError("bad", filename="f.py", lineno=3, col=8, source_line="    x = foo(1)")
+    line, caret = str(e).splitlines()[1:3]
+    assert line[caret.index("^")] == "f"

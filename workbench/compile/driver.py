@@ -63,6 +63,8 @@ def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, st
         sorted((repr(k), repr(v)) for k, v in bound.attrs.items()),
         sorted((k, repr(v)) for k, v in bound.options.__dict__.items() if k != "extern_libs"),
         target_name(gpu_target), lowering.cache_salt if lowering else "",
+        # where the kernel lives: locations (and so every line map) depend on file and first line
+        _where_key(fn, lowering),
     ])
     hit = cache.get(key)
     if hit is not None:
@@ -79,6 +81,14 @@ def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, st
         lowering.finish(art)
     cache.put(art)
     return art
+
+
+def _where_key(fn, lowering: Lowering | None) -> list:
+    from triton.runtime.jit import get_jit_fn_file_line
+
+    filename, line = get_jit_fn_file_line(fn)
+    user = [lowering.user_filename, getattr(lowering, "user_first_line", None)] if lowering else []
+    return [filename, line, *user]
 
 
 def _unwrap_tuners(kernel, args, options, config):
