@@ -35,7 +35,7 @@ interface StageColumn {
   count: HTMLElement;
 }
 
-type Tab = 'code' | 'layouts' | 'timeline' | 'roofline';
+type Tab = 'code' | 'layouts' | 'timeline' | 'roofline' | 'changes';
 
 export class ReportViewer extends Widget {
   private report: Report | null = null;
@@ -47,6 +47,7 @@ export class ReportViewer extends Widget {
   private layoutsNode: HTMLElement;
   private timelineNode: HTMLElement;
   private rooflineNode: HTMLElement;
+  private changesNode: HTMLElement;
   private statusNode: HTMLElement;
   private sourcePane: CodePane | null = null;
   private columns: StageColumn[] = [];
@@ -72,8 +73,9 @@ export class ReportViewer extends Widget {
     this.layoutsNode = el('div', { class: 'tlx-pane tlx-layouts-pane', 'data-tab': 'layouts' });
     this.timelineNode = el('div', { class: 'tlx-pane tlx-timeline-pane', 'data-tab': 'timeline' });
     this.rooflineNode = el('div', { class: 'tlx-pane tlx-roofline-pane', 'data-tab': 'roofline' });
+    this.changesNode = el('div', { class: 'tlx-pane tlx-changes-pane', 'data-tab': 'changes' });
     this.statusNode = el('div', { class: 'tlx-status' });
-    this.bodyNode.append(this.codeNode, this.layoutsNode, this.timelineNode, this.rooflineNode);
+    this.bodyNode.append(this.codeNode, this.layoutsNode, this.timelineNode, this.rooflineNode, this.changesNode);
     this.node.append(this.headerNode, this.tabsNode, this.bodyNode);
   }
 
@@ -210,6 +212,9 @@ export class ReportViewer extends Widget {
     if (this.rooflinePayload()) {
       tabs.push('roofline');
     }
+    if (this.previous()) {
+      tabs.push('changes');
+    }
     return tabs;
   }
 
@@ -219,7 +224,8 @@ export class ReportViewer extends Widget {
       code: 'Source & IR',
       layouts: `Layouts (${this.report!.values.length || this.report!.declared.length})`,
       timeline: 'Timeline',
-      roofline: 'Roofline'
+      roofline: 'Roofline',
+      changes: 'Changes'
     };
     for (const t of this.availableTabs()) {
       const b = el('button', {
@@ -248,7 +254,7 @@ export class ReportViewer extends Widget {
       b.classList.toggle('tlx-active', (b as HTMLElement).dataset.tab === t);
       b.setAttribute('aria-selected', String((b as HTMLElement).dataset.tab === t));
     }
-    for (const p of [this.codeNode, this.layoutsNode, this.timelineNode, this.rooflineNode]) {
+    for (const p of [this.codeNode, this.layoutsNode, this.timelineNode, this.rooflineNode, this.changesNode]) {
       p.classList.toggle('tlx-hidden', p.dataset.tab !== t);
     }
     if (this.rendered[t]) {
@@ -259,6 +265,8 @@ export class ReportViewer extends Widget {
       this.renderLayouts();
     } else if (t === 'timeline') {
       void renderTimeline(this.timelineNode, this.timelinePayload()!).catch(e => this.plotError(this.timelineNode, e));
+    } else if (t === 'changes') {
+      this.renderChanges();
     } else if (t === 'roofline') {
       void renderRoofline(this.rooflineNode, this.rooflinePayload()!).catch(e => this.plotError(this.rooflineNode, e));
     }
@@ -266,6 +274,77 @@ export class ReportViewer extends Widget {
 
   private plotError(host: HTMLElement, e: unknown): void {
     host.append(el('div', { class: 'tlx-plot-status', text: `could not draw: ${String(e)}` }));
+  }
+
+  // --- changes against the previous run (--diff) ------------------------------------
+
+  private previous(): { [k: string]: any } | null {
+    const p = this.report!.raw.previous;
+    return p && typeof p === 'object' ? (p as { [k: string]: any }) : null;
+  }
+
+  private renderChanges(): void {
+    const p = this.previous()!;
+    const host = this.changesNode;
+    clear(host);
+    host.append(
+      el('div', {
+        class: 'tlx-layout-note',
+        text:
+          `Compared with report ${String(p.id ?? '?')} (${String(p.created ?? '')}): ` +
+          (p.same_key ? 'the compilation is identical.' : 'the compilation changed.')
+      })
+    );
+    const meta = Array.isArray(p.metadata) ? p.metadata : [];
+    if (meta.length) {
+      const t = el('table', { class: 'tlx-table tlx-meta-changes' });
+      t.append(el('thead', {}, el('tr', {}, ...['field', 'before', 'after'].map(h => el('th', { text: h })))));
+      const body = el('tbody');
+      for (const m of meta) {
+        body.append(
+          el(
+            'tr',
+            {},
+            el('td', { text: String(m.field ?? '') }),
+            el('td', { class: 'tlx-mono', text: JSON.stringify(m.before) }),
+            el('td', { class: 'tlx-mono', text: JSON.stringify(m.after) })
+          )
+        );
+      }
+      t.append(body);
+      host.append(t);
+    }
+    const diffView = el('pre', { class: 'tlx-diff' });
+    const show = (title: string, text: string) => {
+      clear(diffView);
+      diffView.dataset.title = title;
+      for (const line of String(text || '(no differences)').split('\n')) {
+        const cls = line.startsWith('+') ? 'tlx-add' : line.startsWith('-') ? 'tlx-del' : line.startsWith('@@') ? 'tlx-hunk' : '';
+        diffView.append(el('span', { class: cls, text: line }), '\n');
+      }
+    };
+    const stages = Array.isArray(p.stages) ? p.stages : [];
+    const t = el('table', { class: 'tlx-table tlx-stage-changes' });
+    t.append(el('thead', {}, el('tr', {}, ...['stage', 'status', 'added', 'removed'].map(h => el('th', { text: h })))));
+    const body = el('tbody');
+    const src = el('tr', {}, el('td', { text: 'source' }), el('td', { text: p.source_diff ? 'changed' : 'same' }), el('td'), el('td'));
+    src.addEventListener('click', () => show('source', String(p.source_diff ?? '')));
+    body.append(src);
+    for (const st of stages) {
+      const tr = el(
+        'tr',
+        {},
+        el('td', { class: 'tlx-mono', text: String(st.name ?? '') }),
+        el('td', { text: String(st.status ?? '') + (st.truncated ? ' (diff truncated)' : '') }),
+        el('td', { text: `+${st.added ?? 0}` }),
+        el('td', { text: `\u2212${st.removed ?? 0}` })
+      );
+      tr.addEventListener('click', () => show(String(st.name), String(st.diff ?? '')));
+      body.append(tr);
+    }
+    t.append(body);
+    host.append(t, diffView);
+    show('source', String(p.source_diff ?? ''));
   }
 
   // --- source & IR ---------------------------------------------------------------------
@@ -335,7 +414,8 @@ export class ReportViewer extends Widget {
       idx.mappedUserLines().forEach(l => mappedUser.add(l));
     }
     this.sourcePane.setMapped(Array.from(mappedUser));
-    if (r.kernelFirstLine && r.kernelFirstLine > 1) {
+    if (r.kernelFirstLine && r.kernelFirstLine > 12) {
+      // A kernel deep in a file: start at its def (a cell's kernel is visible from line 1).
       this.sourcePane.scrollToLine(r.kernelFirstLine);
     }
 

@@ -22,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
-MIME = "application/vnd.tlx-workbench.report+json"
+
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -37,8 +37,12 @@ CHROMIUM_ARGS = [
 
 
 def _chromium() -> str | None:
-    for cand in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                 shutil.which("chromium-browser")):
+    for cand in (
+        os.environ.get("CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
         if cand and Path(cand).exists():
             return cand
     return None
@@ -86,7 +90,9 @@ def lab(tmp_path_factory):
     log = open(home / "lab.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "jupyterlab",
+            sys.executable,
+            "-m",
+            "jupyterlab",
             "--no-browser",
             "--allow-root",
             "--LabApp.extension_manager=readonly",
@@ -98,7 +104,10 @@ def lab(tmp_path_factory):
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--ServerApp.terminals_enabled=False",
         ],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 120
@@ -156,20 +165,3 @@ def page(browser, artifacts, request):
     except Exception:  # noqa: BLE001
         pass
     ctx.close()
-
-
-def write_notebook(root: Path, name: str, cells: list[str]) -> str:
-    nb = {
-        "cells": [
-            {"cell_type": "code", "metadata": {}, "source": src, "outputs": [], "execution_count": None}
-            for src in cells
-        ],
-        "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    (root / name).write_text(json.dumps(nb))
-    return name

@@ -7,13 +7,11 @@ import re
 import time
 
 import pytest
-
-from tests.browser.conftest import MIME, write_notebook
-from tests.browser.reports import DOT_LINE, EVIL, evil_report
+from browser_helpers import DOT_LINE, EVIL, MIME, evil_report, write_notebook
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-MATMUL_CELL = '''%%tlx --stages ptx,sass
+MATMUL_CELL = """%%tlx --stages ptx,sass
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
@@ -42,7 +40,7 @@ c = torch.empty((M, N), dtype=torch.float16, device=DEVICE)
 grid = (M // 128, N // 128)
 matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                     c.stride(0), c.stride(1), BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4)
-'''
+"""
 
 
 KERNEL_IDLE = """() => Array.from(document.querySelectorAll('.jp-StatusBar-TextItem'))
@@ -51,7 +49,9 @@ KERNEL_IDLE = """() => Array.from(document.querySelectorAll('.jp-StatusBar-TextI
 
 def open_notebook(page, lab, name: str) -> None:
     base, token, _ = lab
-    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    # A workspace of its own, reset: only this notebook is open (nothing restored from other tests).
+    ws = name.rsplit(".", 1)[0]
+    page.goto(f"{base}/lab/workspaces/{ws}/tree/{name}?token={token}&reset")
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell .cm-content", timeout=90_000)
     page.wait_for_function(KERNEL_IDLE, timeout=120_000)  # kernel started and connected
 
@@ -101,8 +101,9 @@ def test_extension_is_installed(lab):
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "list"],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", "list"], capture_output=True, text=True, timeout=120
+    )
     text = out.stdout + out.stderr
     line = next((ln for ln in text.splitlines() if "tlx-workbench" in ln), "")
     assert line, text
@@ -114,15 +115,19 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
     _, _, root = lab
     report = evil_report()
     (root / "evil.json").write_text(json.dumps(report))
-    name = write_notebook(root, "evil.ipynb", [
-        "import json\nfrom IPython.display import display\n"
-        "r = json.load(open('evil.json'))\n"
-        f"display({{{MIME!r}: r, 'text/html': '<b class=\"tlx-html-fallback\">fallback</b>', "
-        "'text/plain': 'TLX report'}, raw=True)",
-    ])
+    name = write_notebook(
+        root,
+        "evil.ipynb",
+        [
+            "import json\nfrom IPython.display import display\n"
+            "r = json.load(open('evil.json'))\n"
+            f"display({{{MIME!r}: r, 'text/html': '<b class=\"tlx-html-fallback\">fallback</b>', "
+            "'text/plain': 'TLX report'}, raw=True)",
+        ],
+    )
     open_notebook(page, lab, name)
     run_cell(page, 0)
-    viewer = page.locator(".jp-OutputArea .tlx-viewer").first
+    viewer = page.locator(".jp-NotebookPanel:visible .jp-OutputArea .tlx-viewer").first
     viewer.wait_for(timeout=120_000)
     page.wait_for_timeout(500)
     page.screenshot(path=str(artifacts / "evil-report.png"))
@@ -214,12 +219,12 @@ def test_tlx_cell_viewer_and_docked_view(page, lab, artifacts):
     open_notebook(page, lab, name)
 
     # %%tlx cells are highlighted as Python, the magic line marked.
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(1)
+    cell = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(1)
     assert cell.locator(".cm-editor.tlx-cell").count() == 1
     assert cell.locator(".tlx-magic").inner_text() == "%%tlx"
     colors = page.evaluate(
         """() => {
-          const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[1];
+          const cell = Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell'))[1];
           const spans = Array.from(cell.querySelectorAll('.cm-line span'));
           const def = spans.find(s => s.textContent === 'def');
           const line = def.closest('.cm-line');
@@ -231,14 +236,15 @@ def test_tlx_cell_viewer_and_docked_view(page, lab, artifacts):
     run_cell(page, 0)
     wait_idle(page)
     run_cell(page, 1)
-    viewer = page.locator(".jp-OutputArea .tlx-viewer").first
+    viewer = page.locator(".jp-NotebookPanel:visible .jp-OutputArea .tlx-viewer").first
     viewer.wait_for(timeout=300_000)
     wait_idle(page, 300_000)
     page.wait_for_timeout(500)
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     page.screenshot(path=str(artifacts / "matmul-viewer.png"))
     assert viewer.locator(".tlx-kernel-name").inner_text() == "matmul_kernel", (
-        errors.all_inner_texts() if errors.count() else "")
+        errors.all_inner_texts() if errors.count() else ""
+    )
     first_id = viewer.get_attribute("data-report-id")
 
     # Click the tl.dot line: mapped PTX lines are highlighted.
@@ -279,4 +285,41 @@ def test_tlx_cell_viewer_and_docked_view(page, lab, artifacts):
     wait_idle(page)
     page.wait_for_timeout(300)
     page.screenshot(path=str(artifacts / "matmul-docked-rerun.png"))
+    assert not page.console_errors, page.console_errors
+
+
+def test_schema_example_with_diff(page, lab, artifacts):
+    """The schema's own example (with --diff's `previous`) renders, with a Changes tab."""
+    import shutil
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "workbench" / "report" / "examples" / "vector_add_diff.json"
+    if not example.exists():
+        pytest.skip("workbench/report/examples/vector_add_diff.json is not there")
+    root = lab[2]
+    shutil.copy(example, root / "example.json")
+    name = write_notebook(
+        root,
+        "example.ipynb",
+        [
+            "import json\nfrom IPython.display import display\n"
+            f"display({{{MIME!r}: json.load(open('example.json')), 'text/plain': 'TLX report'}}, raw=True)",
+        ],
+    )
+    open_notebook(page, lab, name)
+    run_cell(page, 0)
+    viewer = page.locator(".jp-NotebookPanel:visible .jp-OutputArea .tlx-viewer").first
+    viewer.wait_for(timeout=120_000)
+    data = json.loads(example.read_text())
+    assert viewer.locator(".tlx-kernel-name").inner_text() == data["kernel"]["name"]
+    viewer.locator('.tlx-tab[data-tab="changes"]').click()
+    rows = viewer.locator(".tlx-stage-changes tbody tr")
+    assert rows.count() == 1 + len(data["previous"]["stages"])
+    rows.nth(1).click()
+    assert viewer.locator(".tlx-diff").get_attribute("data-title") == data["previous"]["stages"][0]["name"]
+    page.screenshot(path=str(artifacts / "example-changes.png"))
+    viewer.locator('.tlx-tab[data-tab="layouts"]').click()
+    viewer.locator(".tlx-values tbody tr").first.click()
+    assert viewer.locator(".tlx-layout-drawing canvas").count() == 1
+    page.screenshot(path=str(artifacts / "example-layouts.png"))
     assert not page.console_errors, page.console_errors
