@@ -1,0 +1,47 @@
+"""TLX-style GEMMs for Hopper (bf16/fp16 in, fp32 accumulation), each with ``matmul(a, b)``.
+
+- :mod:`.tma_pipelined`: (1) pipelined single-role TMA GEMM;
+- :mod:`.ws_cooperative`: (2) warp-specialized cooperative GEMM (one producer, two consumer
+  warpgroups splitting the tile), persistent;
+- :mod:`.ws_pingpong`: (3) persistent ping-pong GEMM (consumer warpgroups alternate tiles, ordered by
+  named barriers);
+- :mod:`.triton_dot`: the baseline, Triton's ``tl.dot`` over a comparable config set.
+
+Every module has ``CONFIGS`` (first = default), ``DEFAULT``, ``prepare(a, b, config, out)`` (the launch
+arguments, also used for compile-only inspection without a GPU), ``launch(a, b, config, out)`` and
+``matmul(a, b, config=None, out=None)`` (tunes on first use).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from tlx_kernels.gemm import common, tma_pipelined, triton_dot, ws_cooperative, ws_pingpong
+from tlx_kernels.gemm.common import BENCH_SHAPES, QUICK_SHAPES, TEST_SHAPES, reference, rel_err
+
+MODULES: dict[str, ModuleType] = {
+    "tma_pipelined": tma_pipelined,
+    "ws_cooperative": ws_cooperative,
+    "ws_pingpong": ws_pingpong,
+    "triton_dot": triton_dot,
+}
+KERNELS = {
+    "tma_pipelined": tma_pipelined.tma_pipelined_kernel,
+    "ws_cooperative": ws_cooperative.ws_cooperative_kernel,
+    "ws_pingpong": ws_pingpong.ws_pingpong_kernel,
+}
+
+__all__ = [
+    "BENCH_SHAPES",
+    "KERNELS",
+    "MODULES",
+    "QUICK_SHAPES",
+    "TEST_SHAPES",
+    "common",
+    "reference",
+    "rel_err",
+    "tma_pipelined",
+    "triton_dot",
+    "ws_cooperative",
+    "ws_pingpong",
+]

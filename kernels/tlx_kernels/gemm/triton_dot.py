@@ -1,0 +1,159 @@
+"""Baseline: Triton's own ``tl.dot`` GEMM, tuned over a config set comparable to ours.
+
+Two kernels, both reading A and B through host TMA descriptors (row- or column-major, like ours) and
+storing C through one:
+
+- ``dot_kernel``: one CTA per tile, Triton's software pipeliner (``num_stages``) over K;
+- ``dot_persistent_kernel``: a persistent grid (one CTA per SM) over ``tl.range(..., flatten=True,
+  warp_specialize=WS)``: Triton's automatic warp specialization, its strongest Hopper GEMM path.
+
+The tuner (``common.Tuner``) picks the fastest of :data:`CONFIGS` per problem on the GPU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton
+import triton.language as tl
+
+from tlx_kernels.gemm import common as C
+
+
+@triton.jit
+def dot_kernel(
+    a_desc,
+    b_desc,
+    c_desc,
+    M,
+    N,
+    K,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    A_T: tl.constexpr,
+    B_T: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
+):
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    pid_m, pid_n = C.tile_coords(tl.program_id(0), num_pid_m, num_pid_n, GROUP_M)
+    off_m = pid_m * BM
+    off_n = pid_n * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kt in tl.range(0, tl.cdiv(K, BK), num_stages=NUM_STAGES):
+        off_k = kt * BK
+        if A_T:
+            a = a_desc.load([off_k, off_m]).T
+        else:
+            a = a_desc.load([off_m, off_k])
+        if B_T:
+            b = b_desc.load([off_n, off_k]).T
+        else:
+            b = b_desc.load([off_k, off_n])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
+@triton.jit
+def dot_persistent_kernel(
+    a_desc,
+    b_desc,
+    c_desc,
+    M,
+    N,
+    K,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    A_T: tl.constexpr,
+    B_T: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+    WS: tl.constexpr,
+):
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    num_tiles = num_pid_m * num_pid_n
+    k_tiles = tl.cdiv(K, BK)
+    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, flatten=True, warp_specialize=WS):
+        pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * BM
+        off_n = pid_n * BN
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for kt in range(k_tiles):
+            off_k = kt * BK
+            if A_T:
+                a = a_desc.load([off_k, off_m]).T
+            else:
+                a = a_desc.load([off_m, off_k])
+            if B_T:
+                b = b_desc.load([off_n, off_k]).T
+            else:
+                b = b_desc.load([off_k, off_n])
+            acc = tl.dot(a, b, acc)
+        c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
+# First = default. PERSISTENT selects dot_persistent_kernel (NUM_SMS set at launch). Note: in Triton
+# 3.6 ``warp_specialize=True`` leaves this Hopper loop unspecialized (no ttg.warp_specialize in the
+# TTGIR, checked by compile-only tests), so WS only names the config Triton would specialize.
+CONFIGS: list[dict[str, Any]] = [
+    dict(PERSISTENT=True, WS=True, BM=128, BN=256, BK=64, GROUP_M=8, num_stages=3, num_warps=8),
+    dict(PERSISTENT=True, WS=True, BM=128, BN=128, BK=64, GROUP_M=8, num_stages=4, num_warps=8),
+    dict(PERSISTENT=False, BM=128, BN=256, BK=64, GROUP_M=8, NUM_STAGES=3, num_stages=3, num_warps=8),
+    dict(PERSISTENT=False, BM=128, BN=128, BK=64, GROUP_M=8, NUM_STAGES=4, num_stages=4, num_warps=4),
+    dict(PERSISTENT=False, BM=128, BN=128, BK=64, GROUP_M=8, NUM_STAGES=4, num_stages=4, num_warps=8),
+]
+DEFAULT: dict[str, Any] = CONFIGS[0]
+KIND = "triton"
+_tuner = C.Tuner()
+
+
+def _ensure_allocator() -> None:
+    # Triton's warp specialization / TMA paths may ask for a global scratch allocator.
+    try:
+        import torch
+
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    except Exception:  # pragma: no cover
+        pass
+
+
+def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | None = None):
+    """(kernel, args, kwargs, grid, out) of one launch."""
+    cfg = dict(config or DEFAULT)
+    ops = C.operands(a, b, out)
+    BM, BN, BK = cfg["BM"], cfg["BN"], cfg["BK"]
+    a_desc, b_desc = C.ab_descriptors(ops, BM, BN, BK)
+    c_desc = C.descriptor(ops.c, [BM, BN])
+    tiles = triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN)
+    persistent = cfg.pop("PERSISTENT")
+    kw = dict(cfg, A_T=ops.a_t, B_T=ops.b_t)
+    if persistent:
+        n = max(1, min(tiles, sms or C.num_sms(a)))
+        kw["NUM_SMS"] = n
+        kernel, grid = dot_persistent_kernel, (n,)
+    else:
+        kernel, grid = dot_kernel, (tiles,)
+    return kernel, (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kw, grid, ops.c
+
+
+def launch(a, b, config: dict[str, Any] | None = None, out=None):
+    kernel, args, kw, grid, c = prepare(a, b, config, out)
+    if a.is_cuda:
+        _ensure_allocator()
+    kernel[grid](*args, **kw)
+    return c
+
+
+def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):
+    """``a @ b`` with Triton's ``tl.dot`` (tuned over :data:`CONFIGS` on the first call per problem)."""
+    if config is None:
+        key = (a.shape[0], b.shape[1], a.shape[1], str(a.dtype), a.stride(0) == 1, b.stride(0) == 1)
+        config = _tuner.choose(key, CONFIGS, lambda cfg: launch(a, b, cfg))
+    return launch(a, b, config, out)
+
+
+reference = C.reference
