@@ -1,0 +1,186 @@
+"""Proton instrumentation sessions: on a GPU (``session``) and for compile-only timeline builds (``instrumentation``).
+
+Facts of Triton 3.6's Proton this relies on (read from ``triton/profiler`` and libproton):
+
+- scopes (``pl.scope`` / ``proton.record``) are emitted only while ``flags.instrumentation_on`` is set, and
+  ``triton.knobs.compilation.instrumentation_mode`` goes into the compile options, so an instrumented
+  build never shares a cache entry with the plain one;
+- the trace parser accepts only ``granularity="warp"`` (anything else raises "Only warp granularity is
+  supported for now" when the kernel exits); fewer events are recorded by warp *sampling*
+  (``sampling_strategy="selective"``, ``sampling_options="0,4,8"``: one warp per warpgroup);
+- each CTA's buffer is circular: when it overflows, the *first* events of a warp are overwritten and
+  libproton prints ``Warning (ctaN, warpW): first K events are dropped due to insufficient buffer
+  size (max/count)`` to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Hopper's shared memory per CTA (what Proton's shared-buffer sizing is given on a CPU compile).
+SM90_MAX_SHARED = 232448
+
+
+@dataclass(frozen=True)
+class ModeSpec:
+    """What to give ``proton.mode.Default``: global buffer, all warps or a sample of them."""
+
+    buffer_type: str = "global"
+    buffer_size: int = 0  # bytes per CTA; 0 = Proton's default
+    sampled_warps: tuple[int, ...] | None = None  # None = every warp
+    optimizations: str = ""  # e.g. "clock32" (32-bit clock reads, less overhead) or "time_shift"
+
+    def mode(self) -> Any:
+        from triton.profiler import mode as pm
+
+        kw: dict[str, Any] = dict(buffer_type=self.buffer_type, buffer_size=int(self.buffer_size))
+        if self.sampled_warps:
+            kw["sampling_strategy"] = "selective"
+            kw["sampling_options"] = ",".join(str(w) for w in self.sampled_warps)
+        if self.optimizations:
+            kw["optimizations"] = self.optimizations
+        return pm.Default(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "backend": "instrumentation",
+            "granularity": "warp",
+            "buffer_type": self.buffer_type,
+            "buffer_size": self.buffer_size or None,
+            "sampled_warps": list(self.sampled_warps) if self.sampled_warps else None,
+            "optimizations": self.optimizations or None,
+        }
+
+
+@contextlib.contextmanager
+def instrumentation(spec: ModeSpec | None = None, max_shared_mem: int = SM90_MAX_SHARED) -> Iterator[str]:
+    """Turn Proton's instrumentation passes on for compiles inside, without a GPU (CUDA backend).
+
+    Yields the ``instrumentation_mode`` string; pass it to ``triton.compile`` options (or the
+    kernel's ``compile_for`` keyword ``instrumentation_mode=``) so the cache key differs.
+    What ``InstrumentationHook.activate`` does, minus its device queries.
+    """
+    import triton
+    from triton._C.libtriton import passes as triton_passes
+    from triton._C.libtriton import proton as triton_proton
+    from triton.backends import backends
+    from triton.profiler import mode as pm
+    from triton.profiler.flags import flags
+    from triton.profiler.hooks.instrumentation import Instrumentation, InstrumentationHook
+
+    spec = spec or ModeSpec()
+    m = spec.mode()
+
+    def to_llvmir(pm_: Any) -> None:
+        long_clk = pm.Optimize.CLOCK32 not in m.optimizations
+        triton_proton.add_convert_proton_to_protongpu(
+            pm_,
+            m.metric_type,
+            m.sampling_strategy,
+            m.sampling_options,
+            m.granularity,
+            m.buffer_strategy,
+            m.buffer_type,
+            m.buffer_size,
+            max_shared_mem,
+            InstrumentationHook.profile_buffer_size,
+            InstrumentationHook.profile_buffer_alignment,
+            long_clk,
+        )
+        triton_passes.common.add_cse(pm_)
+        if pm.Optimize.SCHED_STORES in m.optimizations:
+            triton_proton.add_schedule_buffer_store(pm_)
+        triton_proton.add_allocate_proton_shared_memory(pm_)
+
+    def to_llvm(pm_: Any) -> None:
+        triton_proton.add_allocate_proton_global_scratch_buffer(pm_)
+        triton_proton.add_convert_proton_nvidia_gpu_to_llvm(pm_)
+
+    compiler = backends["nvidia"].compiler
+    saved = (compiler.instrumentation, flags.instrumentation_on, triton.knobs.compilation.instrumentation_mode)
+    compiler.instrumentation = Instrumentation({"ttgpuir_to_llvmir": to_llvmir, "llvmir_to_llvm": to_llvm})
+    flags.instrumentation_on = True
+    triton.knobs.compilation.instrumentation_mode = str(m)
+    try:
+        yield str(m)
+    finally:
+        compiler.instrumentation, flags.instrumentation_on, triton.knobs.compilation.instrumentation_mode = saved
+
+
+@contextlib.contextmanager
+def capture_stderr_fd() -> Iterator[list[str]]:
+    """Capture what C++ code writes to file descriptor 2 (libproton's warnings), and echo it back."""
+    lines: list[str] = []
+    try:
+        sys.stderr.flush()
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - no real stderr (some notebooks)
+        yield lines
+        return
+    saved = os.dup(fd)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), fd)
+        try:
+            yield lines
+        finally:
+            try:
+                sys.stderr.flush()
+            except Exception:  # pragma: no cover
+                pass
+            os.dup2(saved, fd)
+            os.close(saved)
+            tmp.seek(0)
+            text = tmp.read().decode("utf-8", "replace")
+            lines.extend(text.splitlines())
+            if text:
+                sys.stderr.write(text[-4000:])
+
+
+@dataclass
+class SessionResult:
+    trace_path: Path | None
+    stderr: list[str] = field(default_factory=list)
+    mode: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def session(
+    fn: Any, spec: ModeSpec | None = None, workdir: str | Path | None = None, name: str = "tlx_timeline"
+) -> SessionResult:
+    """Run ``fn()`` once (on a GPU) under Proton's instrumentation backend; return the chrome trace path.
+
+    ``fn`` should launch the kernel once: every launch inside the session lands in the same trace.
+    """
+    import torch
+    import triton.profiler as proton
+
+    spec = spec or ModeSpec()
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="tlx-timeline-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    base = workdir / name
+    res = SessionResult(trace_path=None, mode=spec.to_dict())
+    with capture_stderr_fd() as err:
+        proton.start(str(base), data="trace", backend="instrumentation", mode=spec.mode())
+        try:
+            fn()
+            torch.cuda.synchronize()
+        finally:
+            proton.finalize()
+    res.stderr = list(err)
+    for cand in (Path(str(base) + ".chrome_trace"), base.with_suffix(".chrome_trace")):
+        if cand.exists():
+            res.trace_path = cand
+            break
+    if res.trace_path is None:
+        found = sorted(workdir.glob("*chrome_trace*"))
+        res.trace_path = found[0] if found else None
+    if res.trace_path is None:
+        res.error = f"Proton wrote no chrome trace under {workdir}"
+    return res
