@@ -622,6 +622,7 @@ export class ReportViewer extends Widget {
       row.classList.add('tlx-selected');
       redraw = () => this.drawLayout(drawing, attr, shape, dtype, label, colorBy.value);
       redraw();
+      colorBy.scrollIntoView({ block: 'start', behavior: 'auto' });
     };
     const cell = (t: Child, cls = '') => el('td', { class: cls }, typeof t === 'string' ? t : t);
     if (r.values.length) {

@@ -196,6 +196,7 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
     assert drawing.get_attribute("data-layout") == "nvidia_mma"
     assert drawing.locator("canvas").count() == 1
     assert "4 warps" in drawing.inner_text()
+    page.screenshot(path=str(artifacts / "evil-layout-mma.png"))
     rows.nth(2).click()
     assert drawing.get_attribute("data-layout") == "nvmma_shared"
     assert "1-way" in drawing.inner_text()
