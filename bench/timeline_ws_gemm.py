@@ -13,7 +13,7 @@ Parts (each in its own try/except; a failure is recorded and the rest still runs
    waits and `mma` issues; every CTA has every role; no dropped events;
 4. a small sample of the trace (8 CTAs, Proton's own format, gzip) -> tests/timeline/data/ws_gemm_trace.json.gz
    (the CPU tests' real trace) and a Perfetto export of it beside the results;
-5. overflow check: the same launch with a 4 KiB-per-CTA buffer must be reported as dropping events.
+5. overflow check: the same launch with a 1 KiB-per-warp buffer (64 events) must be reported as dropping events.
 Writes <out>/timeline-ws-gemm-<date>.json (date, device, versions, command, per-role stats, overhead).
 Exit status 0 when every check passes.
 """
@@ -230,7 +230,7 @@ def main() -> int:
         try:
             from workbench.timeline import ModeSpec, run_timeline
 
-            small = ModeSpec(buffer_size=4096, sampled_warps=(0, 4, 8))
+            small = ModeSpec(buffer_size=3 * 1024, sampled_warps=(0, 4, 8))  # 64 events per warp
             tl2 = run_timeline(s["kernel"], s["grid"], *s["args"], spec=small, time_it=False, log=say, **s["kw"])
             r = {"dropped": tl2.dropped, "ok": bool(tl2.dropped.get("detected"))}
             result["parts"]["overflow_check"] = r

@@ -280,3 +280,13 @@ def test_real_trace_roles_and_activities():
     assert not tl.dropped["detected"]
     fig = figure(tr)
     assert len({y for t in fig.data for y in t.y}) == len(lanes)
+
+
+def test_mode_spec_rounds_segments_to_powers_of_two():
+    from workbench.timeline import ModeSpec
+
+    s = ModeSpec(buffer_size=3000, sampled_warps=(0, 4, 8))
+    assert "buffer_size=3072" in str(s.mode()) and "sampling_options=0,4,8" in str(s.mode())
+    assert s.capacity_events_per_warp() == 64
+    assert ModeSpec().capacity_events_per_warp() == 1024
+    assert ModeSpec().to_dict()["granularity"] == "warp"

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+#: what Proton 3.6 gives each recorded warp of a global buffer by default (seen: scratch 16 KiB x warps + 128)
+DEFAULT_SEGMENT_BYTES = 16384
 #: Hopper's shared memory per CTA (what Proton's shared-buffer sizing is given on a CPU compile).
 SM90_MAX_SHARED = 232448
 
@@ -33,14 +35,35 @@ class ModeSpec:
     """What to give ``proton.mode.Default``: global buffer, all warps or a sample of them."""
 
     buffer_type: str = "global"
-    buffer_size: int = 0  # bytes per CTA; 0 = Proton's default
+    buffer_size: int = 0  # bytes per CTA; 0 = Proton's default (16 KiB per recorded warp); each warp's share
+    # must be a power of two (rounded up here when the sampled warps are given)
     sampled_warps: tuple[int, ...] | None = None  # None = every warp
     optimizations: str = ""  # e.g. "clock32" (32-bit clock reads, less overhead) or "time_shift"
+
+    def segment_bytes(self) -> int | None:
+        """Bytes per recorded warp when ``buffer_size`` is set and the sampled warps are known."""
+        if not self.buffer_size or not self.sampled_warps:
+            return None
+        return self.buffer_size // len(self.sampled_warps)
+
+    def capacity_events_per_warp(self) -> int:
+        """Events one recorded warp can hold (16 bytes each: a start and an end record)."""
+        seg = self.segment_bytes()
+        if seg is None:
+            seg = DEFAULT_SEGMENT_BYTES
+        elif seg & (seg - 1):
+            seg = 1 << seg.bit_length()
+        return seg // 16
 
     def mode(self) -> Any:
         from triton.profiler import mode as pm
 
-        kw: dict[str, Any] = dict(buffer_type=self.buffer_type, buffer_size=int(self.buffer_size))
+        size = int(self.buffer_size)
+        seg = self.segment_bytes()
+        if seg is not None and seg & (seg - 1):
+            # Proton: "buffer-size per segment must be power of 2"; round each warp's share up
+            size = (1 << seg.bit_length()) * len(self.sampled_warps or ())
+        kw: dict[str, Any] = dict(buffer_type=self.buffer_type, buffer_size=size)
         if self.sampled_warps:
             kw["sampling_strategy"] = "selective"
             kw["sampling_options"] = ",".join(str(w) for w in self.sampled_warps)

@@ -224,7 +224,8 @@ def timeline_of(
     t0 = time.perf_counter()
     trace = read_trace(res.trace_path)
     say(f"parsed {len(trace.events)} events in {time.perf_counter() - t0:.1f} s")
-    tl = analyze(trace, res.stderr, capacity_events_per_warp, clock)
+    cap = capacity_events_per_warp or (spec.capacity_events_per_warp() if spec.buffer_type == "global" else None)
+    tl = analyze(trace, res.stderr, cap, clock)
     if samples_plain:
         timing["plain_clock_mhz"] = statistics.median(samples_plain)
     tl.timing, tl.mode, tl.trace_file, tl.errors = timing, res.mode, str(res.trace_path), errors

@@ -323,7 +323,7 @@ def dropped_events(
                 if n < mode:
                     short.append((cta, warp, name, n, mode))
     n_drop = sum(f["n"] for f in found)
-    detected = bool(found or lost_task or full)
+    detected = bool(found or lost_task)  # a warp at capacity alone may just have fit exactly
     advice = None
     if detected:
         need = max([f["count"] for f in found] + [capacity_events_per_warp or 0])
