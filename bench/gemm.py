@@ -35,6 +35,17 @@ def log(*a: Any) -> None:
     print(*a, flush=True)
 
 
+class _Restricted:
+    """A kernel module seen with only the configs that passed preflight."""
+
+    def __init__(self, mod: Any, configs: list[dict[str, Any]]) -> None:
+        self._mod, self.CONFIGS = mod, configs
+        self.DEFAULT = mod.DEFAULT if mod.DEFAULT in configs else configs[0]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._mod, name)
+
+
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:
     out = []
     for part in text.split(","):
@@ -129,6 +140,63 @@ def bench_shape(M, N, K, dtype, args, kernels, modules, tuner, graph) -> list[di
     return rows
 
 
+PREFLIGHT_SHAPES = [(1000, 1500, 777), (2304, 2048, 512)]  # 1 and 2-3 tiles per CTA on 132 SMs
+
+
+def preflight_child(name: str) -> int:
+    """Run every config of one kernel on small shapes; print one JSON line {config: "ok" | error}."""
+    import torch
+
+    sys.path.insert(0, str(ROOT / "kernels"))
+    from tlx_kernels import gemm as G
+    from tlx_kernels.gemm import common as C
+
+    mod = G.MODULES[name]
+    res: dict[str, str] = {}
+    for cfg in mod.CONFIGS:
+        key = C.config_name(cfg)
+        try:
+            for M, N, K in PREFLIGHT_SHAPES:
+                a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+                b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+                out = C.empty_out(M, N, torch.bfloat16, "cuda", fill=float("nan"))
+                mod.launch(a, b, cfg, out=out)
+                torch.cuda.synchronize()
+                err = C.rel_err(out, torch.matmul(a, b))
+                if not err < 1e-2:
+                    raise AssertionError(f"{M}x{N}x{K}: max rel err {err:.3g}")
+            res[key] = "ok"
+        except Exception as e:
+            res[key] = f"{type(e).__name__}: {str(e)[:300]}"
+            if "illegal" in str(e).lower() or "launch failure" in str(e).lower():
+                break  # the context is gone
+        print(f"  preflight {name} {key}: {res[key]}", file=sys.stderr, flush=True)
+    print("PREFLIGHT " + json.dumps(res), flush=True)
+    return 0
+
+
+def preflight(kernels: list[str], timeout_s: int) -> dict[str, dict[str, str] | str]:
+    """Each kernel's configs in a child process with a timeout, so a hang or a fault cannot stop the run."""
+    import subprocess
+
+    out: dict[str, dict[str, str] | str] = {}
+    for name in kernels:
+        t0 = time.time()
+        try:
+            p = subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), "--preflight-child", name],
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+            )
+            line = next((x for x in p.stdout.splitlines() if x.startswith("PREFLIGHT ")), None)
+            out[name] = json.loads(line[10:]) if line else f"child exited {p.returncode}: {p.stderr[-800:]}"
+        except subprocess.TimeoutExpired:
+            out[name] = f"hung: no answer within {timeout_s} s (killed)"
+        log(f"  preflight {name}: {out[name]} ({time.time() - t0:.0f} s)")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="8192^3 and 4096^3 only")
@@ -139,7 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-graph", action="store_true", help="time with do_bench instead of CUDA graphs")
     p.add_argument("--rep", type=int, default=100, help="timing repetition budget per measurement, ms")
     p.add_argument("--out", default=None, help="output JSON (default bench/results/gemm-<date>.json)")
+    p.add_argument("--no-preflight", action="store_true", help="skip the per-kernel child-process check")
+    p.add_argument("--preflight-timeout", type=int, default=240, help="seconds per kernel preflight")
+    p.add_argument("--preflight-child", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.preflight_child:
+        return preflight_child(args.preflight_child)
 
     import torch
     import triton
@@ -165,6 +238,22 @@ def main(argv: list[str] | None = None) -> int:
     log(f"kernels {kernels}, shapes {shapes}, dtype {args.dtype}, timing {'cudagraph' if graph else 'do_bench'}")
     tuner = C.Tuner(warmup_ms=10, rep_ms=max(20, args.rep // 3))
     modules = {name: G.MODULES[name] for name in kernels}
+    pre: dict[str, Any] = {}
+    if not args.no_preflight:
+        log("preflight (each kernel's configs on small shapes, in a child process):")
+        pre = preflight(kernels, args.preflight_timeout)
+        for name in list(kernels):
+            r = pre.get(name)
+            if isinstance(r, str):
+                log(f"  excluding {name}: {r[:200]}")
+                kernels.remove(name)
+                continue
+            good = [c for c in G.MODULES[name].CONFIGS if r.get(C.config_name(c)) == "ok"]
+            if not good:
+                log(f"  excluding {name}: no config passed")
+                kernels.remove(name)
+                continue
+            modules[name] = _Restricted(G.MODULES[name], good)
     t_start = time.time()
     rows: list[dict[str, Any]] = []
 
@@ -224,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         wall_s=round(time.time() - t_start, 1),
         rows=rows,
         summary=summary,
+        preflight=pre,
     )
     out_path.write_text(json.dumps(doc, indent=1, default=str))
     log(f"\nwrote {out_path} ({doc['wall_s']} s)")
