@@ -69,6 +69,7 @@ def bench_shape(M, N, K, dtype, args, kernels, modules, tuner, graph) -> list[di
     cublas = flops / cublas_ms / 1e9
     log(f"  cublas          {cublas:7.1f} TFLOP/s  ({cublas_ms * 1e3:.1f} us, {cublas_method})")
     results: dict[str, dict[str, Any]] = {}
+    scratch = C.empty_out(M, N, dtype, "cuda")  # tuning output: no allocation inside captured graphs
     for name in kernels:
         mod = modules[name]
         row: dict[str, Any] = dict(kernel=name, tflops=None, ms=None, config=None, rel_err=None, error=None)
@@ -78,7 +79,7 @@ def bench_shape(M, N, K, dtype, args, kernels, modules, tuner, graph) -> list[di
             if args.no_tune:
                 cfg = dict(mod.DEFAULT)
             else:
-                cfg = tuner.choose(key, mod.CONFIGS, lambda cfg, mod=mod: mod.launch(a, b, cfg))
+                cfg = tuner.choose(key, mod.CONFIGS, lambda cfg, mod=mod: mod.launch(a, b, cfg, out=scratch))
             row["config"] = C.config_name(cfg)
             row["config_full"] = dict(cfg)
             if key in tuner.timings:
