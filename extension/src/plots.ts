@@ -71,17 +71,20 @@ export function timelineSpans(p: Obj): Span[] {
       const o = obj(e);
       const start = num(o.start ?? o.start_ns ?? o.start_us ?? o.begin ?? o.ts);
       let end = num(o.end ?? o.end_ns ?? o.end_us ?? o.stop);
-      const dur = num(o.dur ?? o.duration ?? o.duration_ns);
+      const dur = num(o.dur ?? o.dur_ns ?? o.duration ?? o.duration_ns);
       if (end === null && start !== null && dur !== null) {
         end = start + dur;
       }
       if (start === null || end === null) {
         continue;
       }
-      const row = String(o.role ?? o.row ?? (o.warp !== undefined ? `warp ${o.warp}` : rowDefault));
+      const who = o.role ?? o.row ?? (o.warp !== undefined ? `warp ${o.warp}` : rowDefault);
+      // workbench.timeline lanes: one row per (CTA, role).
+      const row = o.cta !== undefined && o.cta !== null ? `CTA ${String(o.cta)} \u00b7 ${String(who)}` : String(who);
       out.push({ row, name: String(o.name ?? o.scope ?? o.role ?? ''), start, end });
     }
   };
+  take(d.lanes, 'kernel');
   take(d.events, 'kernel');
   take(d.spans, 'kernel');
   if (Array.isArray(d.roles)) {
@@ -144,7 +147,7 @@ export async function renderTimeline(host: HTMLElement, p: Obj): Promise<void> {
       barmode: 'overlay',
       height: 120 + 40 * new Set(spans.map(s => s.row)).size,
       margin: { l: 120, r: 20, t: 30, b: 40 },
-      xaxis: { title: { text: esc(String(payloadData(p).unit ?? 'time')) } },
+      xaxis: { title: { text: esc(String(payloadData(p).unit ?? (Array.isArray(payloadData(p).lanes) ? 'ns' : 'time'))) } },
       title: { text: 'Per-role timeline' }
     },
     { displaylogo: false, responsive: true }

@@ -106,3 +106,23 @@ describe('normalizeReport', () => {
     expect(r.stages[1].lineMap.get(1)).toEqual([1]);
   });
 });
+
+import { timelineSpans } from '../src/plots';
+
+describe('timeline payloads', () => {
+  it('reads workbench.timeline lanes (start_ns + dur_ns, one row per CTA and role)', () => {
+    const spans = timelineSpans({
+      kind: 'timeline',
+      events: 120,
+      roles: [{ role: 'producer', events: 10 }],
+      lanes: [
+        { cta: 0, role: 'producer', category: 'tma', name: 'load', start_ns: 10, dur_ns: 5, cycles: 9 },
+        { cta: 0, role: 'consumer', category: 'mma', name: 'wgmma', start_ns: 12, dur_ns: 8, cycles: 14 }
+      ]
+    });
+    expect(spans).toEqual([
+      { row: 'CTA 0 \u00b7 producer', name: 'load', start: 10, end: 15 },
+      { row: 'CTA 0 \u00b7 consumer', name: 'wgmma', start: 12, end: 20 }
+    ]);
+  });
+});
