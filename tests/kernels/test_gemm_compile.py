@@ -158,3 +158,18 @@ def test_operand_views():
         C.check_operands(torch.empty(4, 5, dtype=torch.bfloat16), torch.empty(4, 5, dtype=torch.bfloat16))
     with pytest.raises(TypeError):
         C.check_operands(torch.empty(4, 5), torch.empty(5, 4))
+
+
+def test_cooperative_split_epilogue_4_stages():
+    # EPI_SPLIT=2: the accumulator halves come from reshape/permute/split without a layout conversion,
+    # each consumer issues two TMA stores, and the 4-stage 128x256x64 ring fits in shared memory.
+    cfg = next(c for c in G.MODULES["ws_cooperative"].CONFIGS if c.get("EPI_SPLIT", 1) == 2)
+    assert cfg["NUM_STAGES"] == 4 and "_e2" in C.config_name(cfg)
+    for layout, dtype in (((False, False), torch.bfloat16), ((True, True), torch.float16)):
+        art = build("ws_cooperative", ODD, dtype, *layout, cfg=cfg)
+        f = facts(art)
+        assert f["spills"] == 0 and f["local"] == 0 and f["smem"] <= SMEM_LIMIT, f
+        assert "convert_layout" not in art.stages["ttgir"]
+        assert art.stages["sass"].count("UTMASTG") == 4  # 2 consumers x 2 halves
+        assert art.stages["sass"].count("STSM") == build("ws_cooperative").stages["sass"].count("STSM")
+    assert C.smem_bytes(cfg, "cooperative") <= SMEM_LIMIT

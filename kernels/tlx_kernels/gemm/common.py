@@ -184,6 +184,8 @@ def config_name(cfg: dict[str, Any]) -> str:
         if k in cfg:
             parts.append(f"{short.get(k, '')}{cfg[k]}" if k in short else str(cfg[k]))
     dims = "x".join(parts[:3])
+    if cfg.get("EPI_SPLIT", 1) != 1:  # variants must get distinct names (preflight and tuner key on them)
+        parts.append(f"e{cfg['EPI_SPLIT']}")
     return "_".join([dims] + parts[3:])
 
 
@@ -194,7 +196,7 @@ def smem_bytes(cfg: dict[str, Any], kind: str, elem: int = 2) -> int:
     if kind == "pingpong":
         epi = 2 * BM * BN * elem
     else:
-        epi = BM * BN * elem
+        epi = BM * BN * elem // cfg.get("EPI_SPLIT", 1)
     return ring + epi + 8 * 3 * S
 
 

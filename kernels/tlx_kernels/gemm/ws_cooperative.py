@@ -10,7 +10,8 @@ Persistent: the grid is at most one CTA per SM; each CTA walks the output tiles 
   ``cid * BM/2 ...`` of the tile, waits on ``full``, issues an asynchronous wgmma on its half of A and
   the shared B tile, keeps one wgmma in flight and releases the previous slot (``empty`` completes
   when both consumers have arrived). Epilogue: registers -> shared memory -> TMA store, which runs
-  while the producer already fills the ring for the next tile.
+  while the producer already fills the ring for the next tile (with ``EPI_SPLIT=2``: two column
+  halves in turn through a buffer half the size, so the ring can be one stage deeper).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def ws_cooperative_kernel(
     A_T: tl.constexpr,
     B_T: tl.constexpr,
     CONSUMER_REGS: tl.constexpr,
+    EPI_SPLIT: tl.constexpr,
 ):
     dtype = tlx.dtype_of(a_desc)
     out_dtype = tlx.dtype_of(c_desc)
@@ -52,7 +54,8 @@ def ws_cooperative_kernel(
         b_bufs = tlx.local_alloc((BN, BK), dtype, NUM_STAGES)
     else:
         b_bufs = tlx.local_alloc((BK, BN), dtype, NUM_STAGES)
-    c_bufs = tlx.local_alloc((HALF, BN), out_dtype, 2)
+    EPI_N: tl.constexpr = BN // EPI_SPLIT
+    c_bufs = tlx.local_alloc((HALF, EPI_N), out_dtype, 2)
     full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
     empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=2)
 
@@ -108,20 +111,36 @@ def ws_cooperative_kernel(
                 acc = tlx.async_dot_wait(0, acc)
                 tlx.barrier_arrive(empty[(it + NUM_STAGES - 1) % NUM_STAGES])
                 c = acc.to(out_dtype)
-                tlx.async_descriptor_store_wait(0)  # the previous tile's store has read c_bufs[cid]
-                tlx.local_store(c_bufs[cid], c)
-                tlx.fence_async_shared()
-                tlx.async_descriptor_store(c_desc, c_bufs[cid], [pid_m * BM + cid * HALF, pid_n * BN])
+                if EPI_SPLIT == 1:
+                    tlx.async_descriptor_store_wait(0)  # the previous tile's store has read c_bufs[cid]
+                    tlx.local_store(c_bufs[cid], c)
+                    tlx.fence_async_shared()
+                    tlx.async_descriptor_store(c_desc, c_bufs[cid], [pid_m * BM + cid * HALF, pid_n * BN])
+                else:  # two column halves through one HALF x BN/2 buffer (frees shared memory for the ring)
+                    c0, c1 = tl.split(tl.permute(tl.reshape(c, [HALF, 2, EPI_N]), [0, 2, 1]))
+                    tlx.async_descriptor_store_wait(0)
+                    tlx.local_store(c_bufs[cid], c0)
+                    tlx.fence_async_shared()
+                    tlx.async_descriptor_store(c_desc, c_bufs[cid], [pid_m * BM + cid * HALF, pid_n * BN])
+                    tlx.async_descriptor_store_wait(0)
+                    tlx.local_store(c_bufs[cid], c1)
+                    tlx.fence_async_shared()
+                    tlx.async_descriptor_store(c_desc, c_bufs[cid], [pid_m * BM + cid * HALF, pid_n * BN + EPI_N])
             tlx.async_descriptor_store_wait(0)
 
 
 # Small config set for the GPU tuner (first = default).
-# smem: ring S x (BM x BK + BK x BN) x 2 B + epilogue BM x BN x 2 B (limit 232,448 B).
+# smem: ring S x (BM x BK + BK x BN) x 2 B + epilogue BM x BN x 2 B / EPI_SPLIT (limit 232,448 B).
+# EPI_SPLIT=2: each consumer stores its HALF x BN accumulator as two HALF x BN/2 TMA stores through one
+# buffer (the split is free: no convert_layout, same stmatrix count), which leaves room for a 4th stage
+# of the 128x256x64 ring: 4 x 48 KiB + 32 KiB = 229,376 B (+ barriers) instead of 3 x 48 KiB + 64 KiB.
 CONFIGS: list[dict[str, Any]] = [
     dict(BM=128, BN=256, BK=64, NUM_STAGES=3, GROUP_M=8, CONSUMER_REGS=232, num_warps=4),
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=16, CONSUMER_REGS=232, EPI_SPLIT=2, num_warps=4),
     dict(BM=128, BN=256, BK=64, NUM_STAGES=3, GROUP_M=16, CONSUMER_REGS=232, num_warps=4),
     dict(BM=128, BN=128, BK=64, NUM_STAGES=5, GROUP_M=8, CONSUMER_REGS=232, num_warps=4),
     dict(BM=256, BN=128, BK=64, NUM_STAGES=3, GROUP_M=8, CONSUMER_REGS=232, num_warps=4),
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=8, CONSUMER_REGS=232, EPI_SPLIT=2, num_warps=4),
 ]
 DEFAULT: dict[str, Any] = CONFIGS[0]
 KIND = "cooperative"
@@ -134,10 +153,11 @@ def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | Non
     ops = C.operands(a, b, out)
     BM, BN, BK = cfg["BM"], cfg["BN"], cfg["BK"]
     a_desc, b_desc = C.ab_descriptors(ops, BM // 2, BN, BK)
-    c_desc = C.descriptor(ops.c, [BM // 2, BN])
+    c_desc = C.descriptor(ops.c, [BM // 2, BN // cfg.get("EPI_SPLIT", 1)])
     tiles = triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN)
     grid = (max(1, min(tiles, sms or C.num_sms(a))),)
     kwargs = dict(cfg, A_T=ops.a_t, B_T=ops.b_t)
+    kwargs.setdefault("EPI_SPLIT", 1)
     return (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kwargs, grid, ops.c
 
 

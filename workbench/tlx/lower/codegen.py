@@ -233,7 +233,9 @@ def _default_reason(layout, sem) -> str:
     if isinstance(layout, gl.DotOperandLayout):
         return "wgmma register operand layout"
     if isinstance(layout, gl.SliceLayout):
-        if nw is not None and layout.parent == L.default_blocked(len(layout.parent.warps_per_cta), nw):
+        parent = layout.parent  # a linear parent (from reshape/permute/split) has no warps_per_cta
+        blocked = isinstance(parent, gl.BlockedLayout)
+        if nw is not None and blocked and parent == L.default_blocked(len(parent.warps_per_cta), nw):
             return (
                 f"slice {layout.dim} of the default {len(layout.parent.warps_per_cta)}-D layout, so that "
                 "expand_dims gives the default layout without a conversion"
