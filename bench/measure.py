@@ -202,7 +202,7 @@ def part_paths(torch, prof) -> dict[str, Any]:
         "events_flushed": {"graph": False},
         "events_warm": {"flush_l2": False, "graph": False},
         "graph_warm": {"flush_l2": False, "graph": True},
-        "graph_flushed_subtracted": {"graph": True},
+        "graph_flushed": {"graph": True},
         "auto_warm": {"flush_l2": False},
     }.items():
         out[label] = prof.bench(torch.neg, x, name=f"neg 4096 {label}", **kw).to_dict()
