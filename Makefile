@@ -8,6 +8,8 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 # The CPU build of torch that this machine keeps on local disk; no CUDA build, no second triton.
 TORCH_CPU ?= torch==2.13.0
 STAMP  := $(VENV)/.installed
+# tools the builds call (jupyter, jlpm) come from the venv
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 .PHONY: install lab test test-fast lint browser-deps clean
 
@@ -16,7 +18,6 @@ $(STAMP): pyproject.toml extension/package.json extension/package-lock.json
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "$(TORCH_CPU)"
 	$(PIP) install -q -e ".[dev]"
-	$(VENV)/bin/jupyter labextension develop --overwrite . >/dev/null
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (TLX Workbench)" >/dev/null
 	touch $(STAMP)
 
