@@ -37,7 +37,8 @@ for p in "${parts[@]}"; do
     gemm) run_part gemm 540 python3 bench/gemm.py ;;
     probe) run_part probe 200 python3 bench/probe_tlx_gemm.py ;;
     gemm-quick) run_part gemm-quick 300 python3 bench/gemm.py --quick ;;
-    tutorial) run_part tutorial 300 python3 bench/run_notebook.py tutorials/01-producer-consumer-gemm.ipynb "$OUTDIR" ;;
+    tutorial) run_part tutorial 300 python3 bench/run_notebook.py tutorials/01-producer-consumer-gemm.ipynb "$OUTDIR" \
+                --summary "bench/results/tutorial-01-h200-$(date -u +%Y-%m-%d).json" ;;
     *) echo "unknown part $p"; status=1 ;;
   esac
 done
