@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the GPU checks and benchmarks in one call on an H100/H200 machine.
-#   bench/gpu_session.sh [part ...]     parts: env tests tlx measure timeline gemm gemm-quick tutorial (default: all)
+#   bench/gpu_session.sh [part ...]     parts: env tests tlx measure probe timeline gemm gemm-quick gemm-dobench tutorial (default: all)
 # Python packages the machine lacks may be carried as wheels in .whl/ (installed to /tmp/site).
 # Writes JSON under bench/results/ (and $OUT/results.tar.gz with logs when $OUT is set).
 set -uo pipefail
@@ -35,6 +35,7 @@ for p in "${parts[@]}"; do
     measure) run_part measure 240 python3 bench/measure.py ;;
     timeline) run_part timeline 240 python3 bench/timeline_ws_gemm.py ;;
     gemm) run_part gemm 540 python3 bench/gemm.py ;;
+    gemm-dobench) run_part gemm-dobench 300 python3 bench/gemm.py --no-graph --no-tune ;;
     probe) run_part probe 200 python3 bench/probe_tlx_gemm.py ;;
     gemm-quick) run_part gemm-quick 300 python3 bench/gemm.py --quick ;;
     tutorial) run_part tutorial 300 python3 bench/run_notebook.py tutorials/01-producer-consumer-gemm.ipynb "$OUTDIR" \
