@@ -35,7 +35,7 @@ for p in "${parts[@]}"; do
     measure) run_part measure 240 python3 bench/measure.py ;;
     timeline) run_part timeline 240 python3 bench/timeline_ws_gemm.py ;;
     gemm) run_part gemm 540 python3 bench/gemm.py ;;
-    gemm-dobench) run_part gemm-dobench 300 python3 bench/gemm.py --no-graph --no-tune ;;
+    gemm-dobench) run_part gemm-dobench 300 python3 bench/gemm.py --no-graph ;;
     probe) run_part probe 200 python3 bench/probe_tlx_gemm.py ;;
     gemm-quick) run_part gemm-quick 300 python3 bench/gemm.py --quick ;;
     tutorial) run_part tutorial 300 python3 bench/run_notebook.py tutorials/01-producer-consumer-gemm.ipynb "$OUTDIR" \
