@@ -200,6 +200,16 @@ def smem_bytes(cfg: dict[str, Any], kind: str, elem: int = 2) -> int:
     return ring + epi + 8 * 3 * S
 
 
+def tuned_matmul(launch, configs, tuner, a, b, config=None, out=None):
+    """``launch(a, b, config, out)`` with ``config``, or with the config ``tuner`` picks from ``configs``
+    for this problem (tuned once per size, dtype and operand majorness, into a scratch output)."""
+    if config is None:
+        key = (a.shape[0], b.shape[1], a.shape[1], str(a.dtype), a.stride(0) == 1, b.stride(0) == 1)
+        scratch = empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
+        config = tuner.choose(key, configs, lambda cfg: launch(a, b, cfg, out=scratch))
+    return launch(a, b, config, out)
+
+
 @dataclass
 class Tuner:
     """Pick the fastest config per problem key on the GPU (configs that fail are skipped, not fatal).

@@ -137,11 +137,7 @@ def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):
 
     Without ``config`` the first call for a problem size tunes over :data:`CONFIGS` on the GPU.
     """
-    if config is None:
-        key = (a.shape[0], b.shape[1], a.shape[1], str(a.dtype), a.stride(0) == 1, b.stride(0) == 1)
-        scratch = C.empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
-        config = _tuner.choose(key, CONFIGS, lambda cfg: launch(a, b, cfg, out=scratch))
-    return launch(a, b, config, out)
+    return C.tuned_matmul(launch, CONFIGS, _tuner, a, b, config, out)
 
 
 reference = C.reference

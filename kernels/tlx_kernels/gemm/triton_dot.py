@@ -150,11 +150,7 @@ def launch(a, b, config: dict[str, Any] | None = None, out=None):
 
 def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):
     """``a @ b`` with Triton's ``tl.dot`` (tuned over :data:`CONFIGS` on the first call per problem)."""
-    if config is None:
-        key = (a.shape[0], b.shape[1], a.shape[1], str(a.dtype), a.stride(0) == 1, b.stride(0) == 1)
-        scratch = C.empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
-        config = _tuner.choose(key, CONFIGS, lambda cfg: launch(a, b, cfg, out=scratch))
-    return launch(a, b, config, out)
+    return C.tuned_matmul(launch, CONFIGS, _tuner, a, b, config, out)
 
 
 reference = C.reference
