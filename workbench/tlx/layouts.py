@@ -14,6 +14,7 @@ The author writes no layouts; these functions pick one for every tensor and buff
 
 from __future__ import annotations
 
+import functools
 import math
 
 from triton.experimental.gluon import language as gl
@@ -104,7 +105,14 @@ def dot_operand_a(mma: gl.NVMMADistributedLayout, elem_bits: int) -> gl.DotOpera
 
 def nvmma_shared_for(block_shape: list[int], dtype) -> gl.NVMMASharedLayout:
     """The one rule that picks both a buffer's and its host descriptor's NVMMA shared layout."""
-    return gl.NVMMASharedLayout.get_default_for([int(s) for s in block_shape], dtype)
+    return _nvmma_shared_for(tuple(int(s) for s in block_shape), dtype)
+
+
+@functools.lru_cache(maxsize=1024)
+def _nvmma_shared_for(block_shape: tuple[int, ...], dtype) -> gl.NVMMASharedLayout:
+    # memoised: every launch converts its host descriptors, and get_default_for costs ~20 us
+    # (the layout is a frozen dataclass, so sharing one instance is safe)
+    return gl.NVMMASharedLayout.get_default_for(list(block_shape), dtype)
 
 
 def buffer_layout(shape: list[int], dtype):
