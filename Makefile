@@ -24,7 +24,8 @@ $(STAMP): pyproject.toml extension/package.json extension/package-lock.json
 install: $(STAMP)
 
 lab: install
-	$(VENV)/bin/jupyter lab --ip=127.0.0.1 tutorials/01-producer-consumer-gemm.ipynb
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) \
+	  tutorials/01-producer-consumer-gemm.ipynb
 
 browser-deps:
 	@test -x /usr/bin/chromium || { \
