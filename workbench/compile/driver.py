@@ -87,8 +87,7 @@ def _where_key(fn, lowering: Lowering | None) -> list:
     from triton.runtime.jit import get_jit_fn_file_line
 
     filename, line = get_jit_fn_file_line(fn)
-    user = [lowering.user_filename, getattr(lowering, "user_first_line", None)] if lowering else []
-    return [filename, line, *user]
+    return [filename, line, lowering.user_filename if lowering else None]
 
 
 def _unwrap_tuners(kernel, args, options, config):
@@ -188,7 +187,6 @@ def _user_source(fn, lowering: Lowering | None) -> SourceInfo:
     filename, first = get_jit_fn_file_line(fn)
     if lowering is not None and lowering.user_filename:
         filename = lowering.user_filename
-        first = getattr(lowering, "user_first_line", None) or first
     text = "".join(linecache.getlines(filename)) or fn.src
     kernel_text = lowering.stages.get("tlx", fn.src) if lowering else fn.src
     return SourceInfo(filename=filename, first_line=first, text=text, kernel_text=kernel_text)
@@ -201,14 +199,14 @@ def _line_mapper(user_file: str, lowering: Lowering | None):
 
 
 def _from_compilation_error(e, fn, lowering: Lowering | None) -> CompileError:
+    from triton.compiler.errors import CompilationError
+
     # the innermost CompilationError names the callee where the error really is
     inner = e
     seen = set()
     cur: BaseException | None = e
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
-        from triton.compiler.errors import CompilationError
-
         if isinstance(cur, CompilationError):
             inner = cur
         cur = cur.__cause__ or cur.__context__
