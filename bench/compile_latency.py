@@ -20,10 +20,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "compile"))
+sys.path.insert(0, str(ROOT / "tests" / "tlx"))
 
 
 def cases():
     import sample_kernels as sk
+    import tlx_examples as tx
     import torch
 
     x = torch.empty(1 << 16)
@@ -34,6 +36,7 @@ def cases():
         "tl.dot matmul": (sk.matmul, (a, a, a, 1024, 1024, 1024, 1024, 1024, 1024),
                           dict(BM=128, BN=128, BK=64, num_warps=4)),
         "gluon wgmma+tma": (sk.gluon_wgmma_tma, (*sk.gluon_descriptors(), 256), dict(num_warps=4)),
+        "tlx ws gemm": (tx.ws_gemm_kernel, *tx.ws_example_args()),
     }
 
 

@@ -139,3 +139,16 @@ def test_small_helpers_compile():
     ptx = art.stages["ptx"]
     assert "bar.arrive" in ptx and "%clock64" in ptx and "%tid.x" in ptx and "wgmma.mma_async" in ptx
     assert "trans" in art.stages["gluon"]  # local_trans -> ttg.memdesc_trans
+
+
+def test_cache_hit_runs_no_front_end(artifacts):
+    # the one trace happens inside Triton's compile; a hit of workbench's cache skips it entirely
+    ex = E.EXAMPLES["ws_gemm"]
+    first = artifacts("ws_gemm")
+    kernel = ex["kernel"]
+    kernel.last_lowering_ms = None
+    args, kw = ex["example_args"]()
+    again = wb_compile(kernel, *args, target="sm_90", **kw)
+    assert again.cache_hit and again.key == first.key
+    assert kernel.last_lowering_ms is None
+    assert again.stages["gluon"] == first.stages["gluon"] and again.layouts.values

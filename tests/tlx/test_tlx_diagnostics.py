@@ -126,3 +126,23 @@ def test_diagnostic_through_workbench_compile():
     with pytest.raises(TLXCompileError) as ei:
         wb_compile(D.index_out_of_range, _x(), BLOCK=128)
     assert ei.value.lineno == err_line(D.index_out_of_range)
+
+
+@pytest.mark.parametrize("rule", ["smem", "expect-bytes"])
+def test_whole_kernel_checks_through_workbench_compile(rule):
+    # these two run after the trace (TLXASTSource.make_ir), on the compile path as on trace()
+    import torch
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from workbench.compile import compile as wb_compile
+
+    if rule == "smem":
+        kernel, args, kw = D.smem_over_limit, (_x(),), dict(BM=128, BK=128)
+    else:
+        t = torch.empty(128, 128, dtype=torch.bfloat16)
+        kernel, args, kw = D.expect_bytes_mismatch, (TensorDescriptor(t, [128, 128], [128, 1], [64, 64]),), \
+            dict(BM=64, BK=64)
+    with pytest.raises(TLXCompileError) as ei:
+        wb_compile(kernel, *args, **kw)
+    assert ei.value.rule == rule
+    assert ei.value.lineno == err_line(kernel)

@@ -154,7 +154,9 @@ def _triton_compile(fn, bound: Bound, gpu_target, lowering: Lowering | None):
     from triton.compiler import ASTSource
     from triton.compiler.errors import CompilationError
 
-    if fn.is_gluon():
+    if lowering is not None and lowering.source is not None:
+        Source = lowering.source
+    elif fn.is_gluon():
         from triton.experimental.gluon._runtime import GluonASTSource as Source
     else:
         Source = ASTSource

@@ -19,7 +19,7 @@ from typing import Any
 
 from triton._utils import canonicalize_dtype, get_primitive_bitwidth
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon._runtime import GluonJITFunction
+from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor as GluonTensorDescriptor
 from triton.tools.tensor_descriptor import TensorDescriptor as HostTensorDescriptor
 
@@ -105,6 +105,11 @@ class TLXKernel(GluonJITFunction):
         return hashlib.sha256(f"{base}:{LOWERING_VERSION}".encode()).hexdigest()
 
     # -- launch ------------------------------------------------------------------------------
+    def create_binder(self):
+        result = super().create_binder()
+        self.ASTSource = TLXASTSource  # so that launches run the lowering's checks after the trace too
+        return result
+
     def run(self, *args, grid, warmup, **kwargs):
         args, kwargs = convert_args(args, kwargs)
         with lowering_context(self):
@@ -112,9 +117,8 @@ class TLXKernel(GluonJITFunction):
 
     # -- workbench.compile ----------------------------------------------------------------------
     def specialize(self, args: tuple, kwargs: dict[str, Any], target: Any = "sm_90"):
-        """(GluonASTSource, GPUTarget, backend, options) for these example arguments, without a GPU."""
+        """(TLXASTSource, GPUTarget, backend, options) for these example arguments, without a GPU."""
         from triton.compiler.compiler import make_backend
-        from triton.experimental.gluon._runtime import GluonASTSource
         from triton.runtime.jit import create_function_from_signature
 
         args, kwargs = convert_args(args, kwargs)
@@ -124,38 +128,20 @@ class TLXKernel(GluonJITFunction):
         opts_in = {k: v for k, v in kwargs.items() if k not in self.arg_names}
         bound_args, specialization, _ = binder(*args, **kwargs)
         options, signature, constexprs, attrs = self._pack_args(backend, opts_in, bound_args, specialization, opts_in)
-        return GluonASTSource(self, signature, constexprs, attrs), gpu_target, backend, options
+        return TLXASTSource(self, signature, constexprs, attrs), gpu_target, backend, options
 
     def trace(self, args: tuple, kwargs: dict[str, Any], target: Any = "sm_90") -> S.LoweringState:
         """Run the front end once (no Triton passes): the Gluon-level TTGIR and what the lowering chose."""
         from triton._C.libtriton import ir
 
         src, gpu_target, backend, options = self.specialize(args, kwargs, target)
-        t0 = time.perf_counter()
         with lowering_context(self) as st:
             context = ir.context()
             ir.load_dialects(context)
             backend.load_dialects(context)
             codegen_fns = backend.get_codegen_implementation(options)
             module_map = backend.get_module_map()
-            try:
-                module = src.make_ir(gpu_target, options, codegen_fns, module_map, context)
-            except RuntimeError as e:
-                if "error encountered during parsing" not in str(e):
-                    raise
-                raise TLXError(
-                    "the Gluon IR the TLX lowering built for this kernel failed MLIR verification (a lowering "
-                    "bug or an unsupported combination of calls; MLIR's message is on stderr)",
-                    "report the kernel; meanwhile simplify the call named in the MLIR message",
-                    filename=self.file_name,
-                    lineno=self.first_line,
-                ) from None
-            from workbench.tlx.api import settle_all
-
-            settle_all(st.root_generator)
-            check_shared_memory(st, self)
-            st.frontend_ir = module.str()
-        self.last_lowering_ms = (time.perf_counter() - t0) * 1e3
+            src.make_ir(gpu_target, options, codegen_fns, module_map, context)
         return st
 
     def compile_for(self, args: tuple, kwargs: dict[str, Any], target: Any = "sm_90"):
@@ -167,37 +153,75 @@ class TLXKernel(GluonJITFunction):
             return triton.compile(src, target=gpu_target, options=options.__dict__)
 
     def __workbench_lower__(self, args, kwargs, target):
+        """The Lowering for ``workbench.compile``: no trace here, so that a cache hit costs no front-end run;
+        the one trace happens inside Triton's compile, and its Gluon TTGIR becomes the stage ``gluon``."""
         from workbench.compile.lowering import Lowering
-
-        st = self.trace(tuple(args), dict(kwargs), target)
-        cargs, ckwargs = convert_args(tuple(args), dict(kwargs))
-        kernel_text = "".join(self.raw_src)
-        gluon = st.frontend_ir or ""
-        first = self.first_line
-        tlx_map = {first + i: [i + 1] for i in range(len(self.raw_src))}
         from workbench.tlx.lower.srcmap import mlir_line_map
 
-        gluon_map = mlir_line_map(gluon, self.file_name)
-        fname = self.file_name
+        cargs, ckwargs = convert_args(tuple(args), dict(kwargs))
+        fname, first = self.file_name, self.first_line
+        traced: list[S.LoweringState] = []
 
         def to_user_line(filename: str, line: int) -> int | None:
             return line if filename == fname else None
 
-        def finish(artifact) -> None:
-            fill_report(artifact, st)
-
-        return Lowering(
+        lowering = Lowering(
             fn=self,
             args=cargs,
             kwargs=ckwargs,
-            stages={"tlx": kernel_text, "gluon": gluon},
-            line_maps={"tlx": tlx_map, "gluon": gluon_map},
+            stages={"tlx": "".join(self.raw_src)},
+            line_maps={"tlx": {first + i: [i + 1] for i in range(len(self.raw_src))}},
             to_user_line=to_user_line,
-            context=lambda: lowering_context(self),
             cache_salt=LOWERING_VERSION,
             user_filename=fname,
-            finish=finish,
+            source=TLXASTSource,
         )
+
+        @contextlib.contextmanager
+        def context():
+            with lowering_context(self) as st:
+                yield st
+            gluon = st.frontend_ir or ""
+            lowering.stages["gluon"] = gluon
+            lowering.line_maps["gluon"] = mlir_line_map(gluon, fname)
+            traced.append(st)
+
+        def finish(artifact) -> None:
+            fill_report(artifact, traced[-1])
+
+        lowering.context = context
+        lowering.finish = finish
+        return lowering
+
+
+class TLXASTSource(GluonASTSource):
+    """Gluon's AST source whose trace ends with the TLX lowering's whole-kernel checks (pending
+    ``barrier_expect_bytes``, shared-memory budget) and keeps the front end's TTGIR: the one source type
+    behind ``trace``, ``workbench.compile`` and launches."""
+
+    def make_ir(self, target, options, codegen_fns, module_map, context):
+        from workbench.tlx.api import settle_all
+
+        kernel, st = self.fn, S.current()
+        t0 = time.perf_counter()
+        try:
+            module = super().make_ir(target, options, codegen_fns, module_map, context)
+        except RuntimeError as e:
+            if "error encountered during parsing" not in str(e):
+                raise
+            raise TLXError(
+                "the Gluon IR the TLX lowering built for this kernel failed MLIR verification (a lowering "
+                "bug or an unsupported combination of calls; MLIR's message is on stderr)",
+                "report the kernel; meanwhile simplify the call named in the MLIR message",
+                filename=kernel.file_name,
+                lineno=kernel.first_line,
+            ) from None
+        if st is not None:
+            settle_all(st.root_generator)
+            check_shared_memory(st, kernel)
+            st.frontend_ir = module.str()
+        kernel.last_lowering_ms = (time.perf_counter() - t0) * 1e3
+        return module
 
 
 def _gpu_target(target):

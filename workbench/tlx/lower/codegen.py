@@ -123,6 +123,21 @@ def _stored_names(stmts) -> set[str]:
     return out
 
 
+_WORKER_NAMES: dict[tuple, tuple[list[str], set[str]]] = {}
+
+
+def _worker_names(src: str, bodies: list) -> tuple[list[str], set[str]]:
+    """(names the worker tasks read, names they assign), memoised per kernel source and task position
+    (Triton parses the source afresh for every trace, so the AST nodes themselves are new each time)."""
+    key = (src, tuple((b.lineno, b.col_offset) for b in bodies))
+    got = _WORKER_NAMES.get(key)
+    if got is None:
+        if len(_WORKER_NAMES) > 256:
+            _WORKER_NAMES.clear()
+        got = _WORKER_NAMES[key] = (_loaded_names(bodies), _stored_names(bodies))
+    return got
+
+
 # ----------------------------------------------------------------------------------------------
 # patched CodeGenerator methods
 # ----------------------------------------------------------------------------------------------
@@ -470,9 +485,9 @@ def _lower_async_tasks(self, node):
     # Values the workers read: kernel arguments and values computed before the region.
     names: list[str] = []
     worker_stmts = [t.stmt for t in tasks if not t.default]
-    stored = _stored_names([s for t in tasks if not t.default for s in t.stmt.body])
+    loaded, stored = _worker_names(self.jit_fn.src, [s for w in worker_stmts for s in w.body])
     hidden: set[str] = set()
-    for n in _loaded_names([s for s in worker_stmts for s in s.body]):
+    for n in loaded:
         v = self.lscope.get(n)
         if v is None or not cg._is_triton_value(v) or isinstance(v, glc.constexpr):
             continue
