@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the GPU checks and benchmarks in one call on an H100/H200 machine.
-#   bench/gpu_session.sh [part ...]     parts: env tests tlx measure probe timeline gemm gemm-quick gemm-dobench tutorial (default: all)
+#   bench/gpu_session.sh [part ...]     parts: env tests tlx measure probe timeline gemm gemm-quick gemm-dobench launch tutorial (default: all)
 # Python packages the machine lacks may be carried as wheels in .whl/ (installed to /tmp/site).
 # Writes JSON under bench/results/ (and $OUT/results.tar.gz with logs when $OUT is set).
 set -uo pipefail
@@ -37,6 +37,7 @@ for p in "${parts[@]}"; do
     gemm) run_part gemm 540 python3 bench/gemm.py ;;
     gemm-dobench) run_part gemm-dobench 300 python3 bench/gemm.py --no-graph ;;
     probe) run_part probe 200 python3 bench/probe_tlx_gemm.py ;;
+    launch) run_part launch 240 python3 bench/launch_overhead.py --profile ;;
     gemm-quick) run_part gemm-quick 300 python3 bench/gemm.py --quick ;;
     tutorial) run_part tutorial 300 python3 bench/run_notebook.py tutorials/01-producer-consumer-gemm.ipynb "$OUTDIR" \
                 --summary "bench/results/tutorial-01-h200-$(date -u +%Y-%m-%d).json" ;;

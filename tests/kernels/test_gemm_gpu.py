@@ -80,3 +80,28 @@ def test_matmul_tunes_and_matches():
     a, b = operands(2048, 2048, 2048, torch.bfloat16, False, False, seed=3)
     out = W.matmul(a, b)
     assert C.rel_err(out, torch.matmul(a, b)) < 1e-2
+
+
+@pytest.mark.parametrize("name", ["tma_pipelined", "ws_cooperative", "ws_pingpong"])
+def test_repeat_launches_take_the_fast_path_and_stay_correct(name, monkeypatch):
+    from tlx_kernels import gemm as G
+    from tlx_kernels.gemm import common as C
+
+    mod = G.MODULES[name]
+    monkeypatch.delenv("TLX_KERNELS_NO_FASTLAUNCH", raising=False)
+    M, N, K = 1000, 1504, 777
+    for seed, majors in enumerate([(False, False), (False, False), (True, False), (True, False), (False, True)]):
+        a, b = operands(M, N, K, torch.bfloat16, *majors, seed=10 + seed)
+        out = C.empty_out(M, N, torch.bfloat16, "cuda", fill=float("nan"))
+        mod.launch(a, b, mod.DEFAULT, out=out)
+        fresh = mod.launch(a, b, mod.DEFAULT)  # out=None: a new output each call
+        torch.cuda.synchronize()
+        ref = torch.matmul(a, b)
+        assert not torch.isnan(out).any()
+        assert C.rel_err(out, ref) < 1e-2 and torch.equal(out, fresh), (seed, majors)
+        monkeypatch.setenv("TLX_KERNELS_NO_FASTLAUNCH", "1")
+        slow = mod.launch(a, b, mod.DEFAULT)
+        monkeypatch.delenv("TLX_KERNELS_NO_FASTLAUNCH")
+        torch.cuda.synchronize()
+        assert torch.equal(out, slow), "fast and ordinary launch disagree"
+    assert mod._launcher.plans, "no plan was kept"

@@ -9,7 +9,8 @@
 
 Every module has ``CONFIGS`` (first = default), ``DEFAULT``, ``prepare(a, b, config, out)`` (the launch
 arguments, also used for compile-only inspection without a GPU), ``launch(a, b, config, out)`` and
-``matmul(a, b, config=None, out=None)`` (tunes on first use).
+``matmul(a, b, config=None, out=None)`` (tunes on first use). The TLX modules' ``launch`` repeats a
+problem it has launched before without Triton's per-call dispatch (:mod:`.fastlaunch`).
 """
 
 from __future__ import annotations

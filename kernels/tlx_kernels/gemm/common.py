@@ -96,7 +96,7 @@ def empty_out(M: int, N: int, dtype: Any, device: Any, fill: float | None = None
     """An ``M x N`` output whose row stride is 16-byte aligned (TMA-storable); NaN-filled if asked."""
     import torch
 
-    per16 = 16 // torch.empty((), dtype=dtype).element_size()
+    per16 = 16 // dtype.itemsize
     padded = -(-N // per16) * per16
     if fill is None:
         store = torch.empty((M, padded), dtype=dtype, device=device)
@@ -205,8 +205,10 @@ def tuned_matmul(launch, configs, tuner, a, b, config=None, out=None):
     for this problem (tuned once per size, dtype and operand majorness, into a scratch output)."""
     if config is None:
         key = (a.shape[0], b.shape[1], a.shape[1], str(a.dtype), a.stride(0) == 1, b.stride(0) == 1)
-        scratch = empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
-        config = tuner.choose(key, configs, lambda cfg: launch(a, b, cfg, out=scratch))
+        config = tuner.cache.get(key)
+        if config is None:
+            scratch = empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
+            config = tuner.choose(key, configs, lambda cfg: launch(a, b, cfg, out=scratch))
     return launch(a, b, config, out)
 
 

@@ -1,0 +1,108 @@
+"""FastLauncher's plan logic on the CPU: the first launch of a problem goes through kernel[grid], repeats call
+the CompiledKernel directly with descriptors equal to what the ordinary launch would convert."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tlx_kernels.gemm import common as C  # noqa: E402
+from tlx_kernels.gemm import ws_cooperative as W  # noqa: E402
+from tlx_kernels.gemm.fastlaunch import FastLauncher  # noqa: E402
+
+from workbench.tlx.kernel import convert_args  # noqa: E402
+
+
+class FakeCompiled:
+    """Stands in for the CompiledKernel (a launch needs a GPU): records what its runner is called with."""
+
+    def __init__(self):
+        self.runs = []
+
+    def __getitem__(self, grid):
+        return lambda *args: self.runs.append((grid, args))
+
+
+class FakeKernel:
+    """The real kernel's signature; ``kernel[grid](...)`` records the call and returns a FakeCompiled."""
+
+    def __init__(self, real):
+        self.arg_names, self.params = real.arg_names, real.params
+        self.launches = []
+        self.compiled = FakeCompiled()
+
+    def __getitem__(self, grid):
+        def run(*args, **kwargs):
+            self.launches.append((grid, args, kwargs))
+            return self.compiled
+
+        return run
+
+
+def mats(M=300, N=504, K=200, a_t=False):  # not tile multiples, 16-byte aligned rows
+    a = torch.randn(M, K, dtype=torch.bfloat16)
+    if a_t:
+        a = a.T.contiguous().T
+    return a, torch.randn(K, N, dtype=torch.bfloat16)
+
+
+def test_repeat_launch_reuses_the_plan_with_the_same_arguments(monkeypatch):
+    monkeypatch.delenv("TLX_KERNELS_NO_FASTLAUNCH", raising=False)
+    k = FakeKernel(W.ws_cooperative_kernel)
+    launcher = FastLauncher(k, W.prepare)
+    cfg = dict(W.DEFAULT)
+    a, b = mats()
+    c0 = launcher(a, b, cfg)
+    assert len(k.launches) == 1 and not k.compiled.runs and c0.shape == (300, 504)
+
+    a2, b2 = mats()  # new tensors, same problem
+    out = C.empty_out(300, 504, torch.bfloat16, "cpu")
+    assert launcher(a2, b2, cfg, out) is out
+    assert len(k.launches) == 1 and len(k.compiled.runs) == 1
+    grid, fast = k.compiled.runs[0]
+
+    # what the ordinary launch would pass for these tensors: prepare() + the conversion TLXKernel.run does
+    args, kwargs, grid_slow, _ = W.prepare(a2, b2, cfg, out)
+    (ga, gb, gc, *ints), _ = convert_args(args, {})
+    assert grid == grid_slow
+    for got, want in zip(fast[:3], (ga, gb, gc), strict=True):
+        assert got.base.data_ptr() == want.base.data_ptr()
+        assert (list(got.shape), list(got.strides), list(got.block_shape)) == (
+            list(want.shape), list(want.strides), list(want.block_shape))
+        assert got.layout == want.layout and got.padding == want.padding
+    assert list(fast[3:6]) == ints
+    names = W.ws_cooperative_kernel.arg_names
+    assert list(fast[6:]) == [kwargs[n] for n in names[6:]]
+
+
+def test_a_new_problem_or_config_goes_through_kernel_grid(monkeypatch):
+    monkeypatch.delenv("TLX_KERNELS_NO_FASTLAUNCH", raising=False)
+    k = FakeKernel(W.ws_cooperative_kernel)
+    launcher = FastLauncher(k, W.prepare)
+    a, b = mats()
+    launcher(a, b, dict(W.DEFAULT))
+    launcher(*mats(a_t=True), dict(W.DEFAULT))  # other majorness
+    launcher(*mats(M=301), dict(W.DEFAULT))  # other size
+    launcher(a, b, dict(W.CONFIGS[1]))  # other config
+    assert len(k.launches) == 4 and not k.compiled.runs
+    launcher(a, b, dict(W.CONFIGS[1]))
+    assert len(k.compiled.runs) == 1
+
+
+def test_fastlaunch_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("TLX_KERNELS_NO_FASTLAUNCH", "1")
+    k = FakeKernel(W.ws_cooperative_kernel)
+    launcher = FastLauncher(k, W.prepare)
+    a, b = mats()
+    for _ in range(3):
+        launcher(a, b, dict(W.DEFAULT))
+    assert len(k.launches) == 3 and not k.compiled.runs
+
+
+def test_kernel_whose_signature_does_not_fit_is_refused(monkeypatch):
+    monkeypatch.delenv("TLX_KERNELS_NO_FASTLAUNCH", raising=False)
+    k = FakeKernel(W.ws_cooperative_kernel)
+    k.arg_names = ["x", *k.arg_names[1:]]
+    with pytest.raises(TypeError, match="does not start with"):
+        FastLauncher(k, W.prepare)(*mats(), dict(W.DEFAULT))
