@@ -7,8 +7,10 @@
 
 For every shape: each kernel is tuned over its small config set (common.Tuner), checked against
 torch.matmul on NaN-poisoned output (max rel err < 1e-2, else it is not timed), then timed with
-CUDA-graph replay (``triton.testing.do_bench_cudagraph``; ``--no-graph``: ``do_bench``). Every
-kernel/shape is wrapped in try/except and its error recorded. Writes
+CUDA-graph replay (``triton.testing.do_bench_cudagraph``; ``--no-graph``: ``do_bench``, where host time
+counts: every library kernel, the tl.dot baseline included, launches through ``mod.launch`` and so
+through the library's fast launch, ``tlx_kernels/gemm/fastlaunch.py``). Every kernel/shape is
+wrapped in try/except and its error recorded. Writes
 ``bench/results/gemm-<date>.json``: device, date, torch, triton, command, rows of
 {M, N, K, dtype, kernel, tflops, cublas_tflops, triton_tflops, ...} and the issue's targets.
 """
@@ -310,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
         triton=triton.__version__,
         command=" ".join([os.path.relpath(sys.argv[0], ROOT) if sys.argv[0] else "bench/gemm.py"] + sys.argv[1:]),
         timing="triton.testing.do_bench_cudagraph (median)" if graph else "triton.testing.do_bench (median)",
+        launch="fast launch (tlx_kernels.gemm.fastlaunch)"
+        if not os.environ.get("TLX_KERNELS_NO_FASTLAUNCH") else "kernel[grid] every call",
         sms=C.num_sms(),
         wall_s=round(time.time() - t_start, 1),
         rows=rows,

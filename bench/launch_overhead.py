@@ -81,11 +81,10 @@ def main(argv=None) -> int:
         name = mod.__name__.rsplit(".", 1)[1]
         cfg = dict(mod.DEFAULT)
         call = lambda mod=mod, cfg=cfg: mod.matmul(a, b, config=cfg, out=out)  # noqa: E731
-        row(f"{name}.matmul(config=DEFAULT)", call, "fast launch" if mod is not triton_dot else "")
-        if mod is not triton_dot:
-            os.environ["TLX_KERNELS_NO_FASTLAUNCH"] = "1"
-            row(f"{name}.matmul, fast launch off", call, "kernel[grid] every call")
-            del os.environ["TLX_KERNELS_NO_FASTLAUNCH"]
+        row(f"{name}.matmul(config=DEFAULT)", call, "fast launch")
+        os.environ["TLX_KERNELS_NO_FASTLAUNCH"] = "1"
+        row(f"{name}.matmul, fast launch off", call, "kernel[grid] every call")
+        del os.environ["TLX_KERNELS_NO_FASTLAUNCH"]
         prep = mod.prepare(a, b, cfg, out)
         if mod is triton_dot:
             kernel, kargs, kw, grid, _ = prep

@@ -8,6 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tlx_kernels.gemm import common as C  # noqa: E402
+from tlx_kernels.gemm import triton_dot as T  # noqa: E402
 from tlx_kernels.gemm import ws_cooperative as W  # noqa: E402
 from tlx_kernels.gemm.fastlaunch import FastLauncher  # noqa: E402
 
@@ -21,6 +22,7 @@ class FakeCompiled:
         self.runs = []
 
     def __getitem__(self, grid):
+        assert isinstance(grid, tuple) and len(grid) == 3, "Triton's runner indexes grid[0], grid[1], grid[2]"
         return lambda *args: self.runs.append((grid, args))
 
 
@@ -50,7 +52,7 @@ def mats(M=300, N=504, K=200, a_t=False):  # not tile multiples, 16-byte aligned
 def test_repeat_launch_reuses_the_plan_with_the_same_arguments(monkeypatch):
     monkeypatch.delenv("TLX_KERNELS_NO_FASTLAUNCH", raising=False)
     k = FakeKernel(W.ws_cooperative_kernel)
-    launcher = FastLauncher(k, W.prepare)
+    launcher = FastLauncher(k, W.prepare, gluon_descriptors=True)
     cfg = dict(W.DEFAULT)
     a, b = mats()
     c0 = launcher(a, b, cfg)
@@ -65,7 +67,7 @@ def test_repeat_launch_reuses_the_plan_with_the_same_arguments(monkeypatch):
     # what the ordinary launch would pass for these tensors: prepare() + the conversion TLXKernel.run does
     args, kwargs, grid_slow, _ = W.prepare(a2, b2, cfg, out)
     (ga, gb, gc, *ints), _ = convert_args(args, {})
-    assert grid == grid_slow
+    assert grid == (*grid_slow, 1, 1)[:3]
     for got, want in zip(fast[:3], (ga, gb, gc), strict=True):
         assert got.base.data_ptr() == want.base.data_ptr()
         assert (list(got.shape), list(got.strides), list(got.block_shape)) == (
@@ -79,7 +81,7 @@ def test_repeat_launch_reuses_the_plan_with_the_same_arguments(monkeypatch):
 def test_a_new_problem_or_config_goes_through_kernel_grid(monkeypatch):
     monkeypatch.delenv("TLX_KERNELS_NO_FASTLAUNCH", raising=False)
     k = FakeKernel(W.ws_cooperative_kernel)
-    launcher = FastLauncher(k, W.prepare)
+    launcher = FastLauncher(k, W.prepare, gluon_descriptors=True)
     a, b = mats()
     launcher(a, b, dict(W.DEFAULT))
     launcher(*mats(a_t=True), dict(W.DEFAULT))  # other majorness
@@ -93,7 +95,7 @@ def test_a_new_problem_or_config_goes_through_kernel_grid(monkeypatch):
 def test_fastlaunch_can_be_turned_off(monkeypatch):
     monkeypatch.setenv("TLX_KERNELS_NO_FASTLAUNCH", "1")
     k = FakeKernel(W.ws_cooperative_kernel)
-    launcher = FastLauncher(k, W.prepare)
+    launcher = FastLauncher(k, W.prepare, gluon_descriptors=True)
     a, b = mats()
     for _ in range(3):
         launcher(a, b, dict(W.DEFAULT))
@@ -105,4 +107,23 @@ def test_kernel_whose_signature_does_not_fit_is_refused(monkeypatch):
     k = FakeKernel(W.ws_cooperative_kernel)
     k.arg_names = ["x", *k.arg_names[1:]]
     with pytest.raises(TypeError, match="does not start with"):
-        FastLauncher(k, W.prepare)(*mats(), dict(W.DEFAULT))
+        FastLauncher(k, W.prepare, gluon_descriptors=True)(*mats(), dict(W.DEFAULT))
+
+
+def test_plain_triton_kernel_repeats_with_host_descriptors(monkeypatch):
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    monkeypatch.delenv("TLX_KERNELS_NO_FASTLAUNCH", raising=False)
+    k = FakeKernel(T.dot_persistent_kernel)
+    launcher = FastLauncher(None, lambda *a: (k, *T.prepare(*a)[1:]))
+    a, b = mats()
+    launcher(a, b, dict(T.DEFAULT))
+    out = launcher(a, b, dict(T.DEFAULT))
+    assert len(k.launches) == 1 and len(k.compiled.runs) == 1
+    _, fast = k.compiled.runs[0]
+    _, args, kw, grid, _ = T.prepare(a, b, dict(T.DEFAULT), out)
+    for got, want in zip(fast[:3], args[:3], strict=True):
+        assert type(got) is TensorDescriptor
+        assert (got.base.data_ptr(), list(got.shape), list(got.strides), list(got.block_shape)) == (
+            want.base.data_ptr(), list(want.shape), list(want.strides), list(want.block_shape))
+    assert list(fast[6:]) == [kw[n] for n in T.dot_persistent_kernel.arg_names[6:]]

@@ -82,7 +82,7 @@ def test_matmul_tunes_and_matches():
     assert C.rel_err(out, torch.matmul(a, b)) < 1e-2
 
 
-@pytest.mark.parametrize("name", ["tma_pipelined", "ws_cooperative", "ws_pingpong"])
+@pytest.mark.parametrize("name", ["tma_pipelined", "ws_cooperative", "ws_pingpong", "triton_dot"])
 def test_repeat_launches_take_the_fast_path_and_stay_correct(name, monkeypatch):
     from tlx_kernels import gemm as G
     from tlx_kernels.gemm import common as C

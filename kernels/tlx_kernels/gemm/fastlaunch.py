@@ -7,8 +7,9 @@ conversion to Gluon descriptors, the lowering context, Triton's binder and cache
 every check); it returns the ``CompiledKernel``, which later launches of the same problem call directly
 (``compiled[grid](*args)``, Triton's public launch of a compiled kernel: launch hooks, profilers and
 CUDA-graph capture see it as any launch), with Gluon descriptors built straight from the operands in
-the layouts that first launch used. ``TLX_KERNELS_NO_FASTLAUNCH=1`` sends every call through
-``kernel[grid]``.
+the layouts that first launch used. Plain Triton kernels (the ``tl.dot`` baseline) get the same
+treatment with host descriptors, so that benchmarks launch every library kernel the same way.
+``TLX_KERNELS_NO_FASTLAUNCH=1`` sends every call through ``kernel[grid]``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor as GluonTensorDescriptor
+from triton.tools.tensor_descriptor import TensorDescriptor as HostTensorDescriptor
 
 from tlx_kernels.gemm import common as C
 
@@ -27,18 +29,38 @@ from tlx_kernels.gemm import common as C
 class _Plan:
     runner: Callable[..., None]  # compiled[grid]
     blocks: list[list[int]]  # block shapes of the a, b, c descriptors
-    layouts: list[Any]  # their NVMMA shared layouts
+    layouts: list[Any] | None  # their NVMMA shared layouts (TLX kernels: Gluon descriptors), else None
     tail: list[Any]  # the values of the parameters after (a_desc, b_desc, c_desc, M, N, K), in order
+
+    def descriptors(self, tensors) -> list[Any]:
+        if self.layouts is None:
+            return [
+                HostTensorDescriptor(t, list(t.shape), list(t.stride()), block)
+                for t, block in zip(tensors, self.blocks, strict=True)
+            ]
+        return [
+            GluonTensorDescriptor(t, list(t.shape), list(t.stride()), block, layout)
+            for t, block, layout in zip(tensors, self.blocks, self.layouts, strict=True)
+        ]
 
 
 class FastLauncher:
-    """``launcher(a, b, config, out) -> out`` for a kernel whose parameters start
-    ``(a_desc, b_desc, c_desc, M, N, K)`` and whose module's ``prepare(a, b, config, out)`` returns
-    ``(args, kwargs, grid, out)``."""
+    """``launcher(a, b, config, out) -> out`` for kernels whose parameters start
+    ``(a_desc, b_desc, c_desc, M, N, K)``. ``prepare(a, b, config, out)`` returns ``(args, kwargs, grid,
+    out)`` for ``kernel``, or, with ``kernel=None``, ``(kernel, args, kwargs, grid, out)``. Repeats pass
+Gluon descriptors when ``gluon_descriptors`` (default: when the kernel is a ``@tlx.jit`` kernel, which
+converts host descriptors at launch), else host descriptors."""
 
-    def __init__(self, kernel: Any, prepare: Callable[..., tuple], max_plans: int = 256) -> None:
+    def __init__(
+        self,
+        kernel: Any,
+        prepare: Callable[..., tuple],
+        max_plans: int = 256,
+        gluon_descriptors: bool | None = None,
+    ) -> None:
         self.kernel = kernel
         self.prepare = prepare
+        self.gluon_descriptors = gluon_descriptors
         self.max_plans = max_plans
         self.plans: dict[tuple, _Plan] = {}
 
@@ -53,34 +75,35 @@ class FastLauncher:
             if compiled is not None and len(self.plans) < self.max_plans:
                 self.plans[key] = plan
             return c
-        descs = [
-            GluonTensorDescriptor(t, list(t.shape), list(t.stride()), block, layout)
-            for t, block, layout in zip((ops.a, ops.b, ops.c), plan.blocks, plan.layouts, strict=True)
-        ]
-        plan.runner(*descs, ops.M, ops.N, ops.K, *plan.tail)
+        plan.runner(*plan.descriptors((ops.a, ops.b, ops.c)), ops.M, ops.N, ops.K, *plan.tail)
         return ops.c
 
     def _slow(self, a, b, config, out):
         """The ordinary launch, and the plan that repeats it."""
-        from workbench.tlx.kernel import convert_args
+        from workbench.tlx.kernel import TLXKernel, convert_args
 
-        args, kwargs, grid, c = self.prepare(a, b, config, out)
-        compiled = self.kernel[grid](*args, **kwargs)
+        if self.kernel is None:
+            kernel, args, kwargs, grid, c = self.prepare(a, b, config, out)
+        else:
+            kernel, (args, kwargs, grid, c) = self.kernel, self.prepare(a, b, config, out)
+        compiled = kernel[grid](*args, **kwargs)
         if compiled is None or hasattr(compiled, "result"):  # warmup-only or an async compile: no plan
             return None, c, None
-        gargs, gkwargs = convert_args(args[:3], {})
-        names = self.kernel.arg_names
+        tlx_kernel = isinstance(kernel, TLXKernel) if self.gluon_descriptors is None else self.gluon_descriptors
+        descs = convert_args(args[:3], {})[0] if tlx_kernel else args[:3]
+        names = kernel.arg_names
         if list(names[:6]) != ["a_desc", "b_desc", "c_desc", "M", "N", "K"]:
             raise TypeError(f"FastLauncher: {names} does not start with (a_desc, b_desc, c_desc, M, N, K)")
-        params = {p.name: p for p in self.kernel.params}
+        params = {p.name: p for p in kernel.params}
         missing = [n for n in names[6:] if n not in kwargs and not params[n].has_default]
         if missing:
             raise TypeError(f"FastLauncher: prepare() gave no value for {missing}")
         tail = [kwargs[n] if n in kwargs else params[n].default for n in names[6:]]
+        grid3 = (*grid, 1, 1)[:3]  # CompiledKernel[grid] indexes all three dimensions
         plan = _Plan(
-            runner=compiled[grid],
-            blocks=[list(d.block_shape) for d in gargs],
-            layouts=[d.layout for d in gargs],
+            runner=compiled[grid3],
+            blocks=[list(d.block_shape) for d in descs],
+            layouts=[d.layout for d in descs] if tlx_kernel else None,
             tail=tail,
         )
         return compiled, c, plan

@@ -18,6 +18,7 @@ import triton
 import triton.language as tl
 
 from tlx_kernels.gemm import common as C
+from tlx_kernels.gemm.fastlaunch import FastLauncher
 
 
 @triton.jit
@@ -140,12 +141,14 @@ def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | Non
     return kernel, (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kw, grid, ops.c
 
 
+_launcher = FastLauncher(None, prepare)
+
+
 def launch(a, b, config: dict[str, Any] | None = None, out=None):
-    kernel, args, kw, grid, c = prepare(a, b, config, out)
+    """One launch with ``config``; repeats of a problem skip Triton's dispatch, as the TLX modules' do."""
     if a.is_cuda:
         _ensure_allocator()
-    kernel[grid](*args, **kw)
-    return c
+    return _launcher(a, b, dict(config or DEFAULT), out)
 
 
 def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):
