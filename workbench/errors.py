@@ -24,6 +24,12 @@ class WorkbenchError(Exception):
         self.hint = hint
         super().__init__(self._format())
 
+    def amend(self, extra: str) -> WorkbenchError:
+        """Add ``extra`` to the message (e.g. a diagnostic captured after the error was made)."""
+        self.message = f"{self.message}{extra}"
+        self.args = (self._format(),)
+        return self
+
     def _format(self) -> str:
         where = ""
         if self.filename is not None:

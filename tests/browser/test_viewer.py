@@ -9,6 +9,8 @@ import time
 import pytest
 from browser_helpers import DOT_LINE, EVIL, MIME, evil_report, write_notebook
 
+expect = pytest.importorskip("playwright.sync_api").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 MATMUL_CELL = """%%tlx --stages ptx,sass
@@ -167,9 +169,9 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
     viewer.locator('.tlx-stage-picker[data-column="0"]').select_option("sass")
     source_line(viewer, "tl.dot").click()  # unpin
     source_line(viewer, "tl.dot").click()  # pin again
-    page.wait_for_timeout(300)
     sass = viewer.locator('.tlx-stage[data-stage="sass"]')
-    assert sass.locator(".cm-line.tlx-linked", has_text="HGMMA").count() == 1
+    # a 50,000-line stage takes a moment to lay out on a loaded machine: wait for it, not a fixed time
+    expect(sass.locator(".cm-line.tlx-linked", has_text="HGMMA")).to_have_count(1, timeout=15_000)
     assert sass.locator(".cm-line").count() < 2000
     page.screenshot(path=str(artifacts / "evil-sass.png"))
 

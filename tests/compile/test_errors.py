@@ -87,3 +87,23 @@ def test_caret_sits_under_the_column():
     e = WorkbenchError("bad", filename="f.py", lineno=3, col=8, source_line="    x = foo(1)")
     line, caret = str(e).splitlines()[1:3]
     assert line[caret.index("^")] == "f"
+
+
+def test_first_mlir_error_finds_the_diagnostic_in_captured_stderr():
+    from workbench.compile.driver import first_mlir_error
+
+    text = (
+        "some warning\n"
+        'loc("/tmp/cell_3.py":42:7): error: \'ttg.local_load\' op result layout does not match\n'
+        'loc("/tmp/cell_3.py":50:1): error: second\n'
+    )
+    assert first_mlir_error(text) == "cell_3.py:42:7: 'ttg.local_load' op result layout does not match"
+    assert first_mlir_error("/x/k.py:3:4: error: bad op\n") == "k.py:3:4: bad op"
+    assert first_mlir_error("nothing here\n") is None
+
+
+def test_amend_extends_message_and_str():
+    e = CompileError("the IR failed verification", filename="k.py", lineno=3, hint="simplify")
+    e.amend("\n  MLIR: k.py:3:4: bad op")
+    assert e.message.endswith("MLIR: k.py:3:4: bad op")
+    assert "MLIR: k.py:3:4: bad op" in str(e) and "hint: simplify" in str(e)

@@ -127,3 +127,21 @@ def test_plain_triton_kernel_repeats_with_host_descriptors(monkeypatch):
         assert (got.base.data_ptr(), list(got.shape), list(got.strides), list(got.block_shape)) == (
             want.base.data_ptr(), list(want.shape), list(want.strides), list(want.block_shape))
     assert list(fast[6:]) == [kw[n] for n in T.dot_persistent_kernel.arg_names[6:]]
+
+
+def test_launches_inside_a_tlx_cell_always_go_through_kernel_grid(monkeypatch):
+    # the %%tlx magic captures launches by intercepting kernel[grid]: a plan must not bypass it
+    from workbench.magic import capture
+
+    monkeypatch.delenv("TLX_KERNELS_NO_FASTLAUNCH", raising=False)
+    k = FakeKernel(W.ws_cooperative_kernel)
+    launcher = FastLauncher(k, W.prepare, gluon_descriptors=True)
+    a, b = mats()
+    launcher(a, b, dict(W.DEFAULT))  # a plan, made outside any cell
+    monkeypatch.setattr(capture, "_ACTIVE", object())
+    launcher(a, b, dict(W.DEFAULT))
+    launcher(a, b, dict(W.DEFAULT))
+    assert len(k.launches) == 3 and not k.compiled.runs
+    monkeypatch.setattr(capture, "_ACTIVE", None)
+    launcher(a, b, dict(W.DEFAULT))
+    assert len(k.launches) == 3 and len(k.compiled.runs) == 1

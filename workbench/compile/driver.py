@@ -176,7 +176,11 @@ def _triton_compile(fn, bound: Bound, gpu_target, lowering: Lowering | None):
                 stderr_text = read_err()
     except CompilationError as e:
         raise _from_compilation_error(e, fn, lowering) from None
-    except WorkbenchError:
+    except WorkbenchError as e:
+        # raised inside the front end (a TLX diagnostic): keep what MLIR printed to the captured stderr
+        mlir = first_mlir_error(stderr_text)
+        if mlir and mlir not in e.message:
+            e.amend(f"\n  MLIR: {mlir}")
         raise
     except Exception as e:
         raise _from_backend_error(e, stderr_text + out.getvalue(), fn, lowering) from None
@@ -246,6 +250,15 @@ def _find_def_line(text: str, def_line: str) -> int | None:
 
 _DIAG = re.compile(r'loc\("([^"]+)":(\d+):(\d+)\):\s*error:\s*(.*)')
 _DIAG2 = re.compile(r'^([^\s:]+):(\d+):(\d+):\s*error:\s*(.*)$', re.M)
+
+
+def first_mlir_error(text: str) -> str | None:
+    """The first MLIR ``error:`` diagnostic in captured stderr, as ``file:line:col: message``."""
+    for pattern in (_DIAG, _DIAG2):
+        m = pattern.search(text)
+        if m:
+            return f"{os.path.basename(m.group(1))}:{m.group(2)}:{m.group(3)}: {m.group(4).strip()}"
+    return None
 
 
 def _from_backend_error(e: Exception, captured: str, fn, lowering: Lowering | None) -> CompileError:

@@ -211,7 +211,8 @@ class TLXASTSource(GluonASTSource):
                 raise
             raise TLXError(
                 "the Gluon IR the TLX lowering built for this kernel failed MLIR verification (a lowering "
-                "bug or an unsupported combination of calls; MLIR's message is on stderr)",
+                "bug or an unsupported combination of calls; MLIR's own message is on stderr, and "
+                "workbench.compile appends it here)",
                 "report the kernel; meanwhile simplify the call named in the MLIR message",
                 filename=kernel.file_name,
                 lineno=kernel.first_line,

@@ -1,20 +1,23 @@
 """Repeat launches of a library GEMM without Triton's per-call dispatch.
 
 A TLX kernel launched through ``kernel[grid](...)`` pays, on every call, for host descriptors, their
-conversion to Gluon descriptors, the lowering context, Triton's binder and cache-key lookup: about
-80 us on the H200's host, far more than the GPU needs for a 2048^3 GEMM. The first launch of a problem
+conversion to Gluon descriptors, the lowering context, Triton's binder and cache-key lookup: 50-60 us
+for a bare ``kernel[grid]`` and about 100 us through ``matmul()`` on the H200's host, several times what
+the GPU needs for a 2048^3 GEMM (``bench/launch_overhead.py``). The first launch of a problem
 (sizes, dtype, operand majorness, config, device) goes through ``kernel[grid]`` as usual (compile,
 every check); it returns the ``CompiledKernel``, which later launches of the same problem call directly
 (``compiled[grid](*args)``, Triton's public launch of a compiled kernel: launch hooks, profilers and
 CUDA-graph capture see it as any launch), with Gluon descriptors built straight from the operands in
 the layouts that first launch used. Plain Triton kernels (the ``tl.dot`` baseline) get the same
 treatment with host descriptors, so that benchmarks launch every library kernel the same way.
-``TLX_KERNELS_NO_FASTLAUNCH=1`` sends every call through ``kernel[grid]``.
+Inside a ``%%tlx`` cell every call goes through ``kernel[grid]``, so that the cell captures (compiles,
+reports, times) each launch; ``TLX_KERNELS_NO_FASTLAUNCH=1`` does that everywhere.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +26,12 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor as GluonTen
 from triton.tools.tensor_descriptor import TensorDescriptor as HostTensorDescriptor
 
 from tlx_kernels.gemm import common as C
+
+
+def _in_tlx_cell() -> bool:
+    """Whether a ``%%tlx`` cell is capturing launches now (never, if the magic was not even imported)."""
+    capture = sys.modules.get("workbench.magic.capture")
+    return capture is not None and capture.active() is not None
 
 
 @dataclass
@@ -48,8 +57,8 @@ class FastLauncher:
     """``launcher(a, b, config, out) -> out`` for kernels whose parameters start
     ``(a_desc, b_desc, c_desc, M, N, K)``. ``prepare(a, b, config, out)`` returns ``(args, kwargs, grid,
     out)`` for ``kernel``, or, with ``kernel=None``, ``(kernel, args, kwargs, grid, out)``. Repeats pass
-Gluon descriptors when ``gluon_descriptors`` (default: when the kernel is a ``@tlx.jit`` kernel, which
-converts host descriptors at launch), else host descriptors."""
+    Gluon descriptors when ``gluon_descriptors`` (default: when the kernel is a ``@tlx.jit`` kernel,
+    which converts host descriptors at launch), else host descriptors."""
 
     def __init__(
         self,
@@ -65,30 +74,31 @@ converts host descriptors at launch), else host descriptors."""
         self.plans: dict[tuple, _Plan] = {}
 
     def __call__(self, a, b, config: dict[str, Any], out=None):
-        if os.environ.get("TLX_KERNELS_NO_FASTLAUNCH"):
-            return self._slow(a, b, config, out)[1]
+        if os.environ.get("TLX_KERNELS_NO_FASTLAUNCH") or _in_tlx_cell():
+            return self._ordinary(a, b, config, out, keep=None)
         ops = C.operands(a, b, out)
         key = (C.problem_key(ops), tuple(sorted(config.items())), a.device.index)
         plan = self.plans.get(key)
         if plan is None:
-            compiled, c, plan = self._slow(a, b, config, ops.c)
-            if compiled is not None and len(self.plans) < self.max_plans:
-                self.plans[key] = plan
-            return c
+            return self._ordinary(a, b, config, ops.c, keep=key if len(self.plans) < self.max_plans else None)
         plan.runner(*plan.descriptors((ops.a, ops.b, ops.c)), ops.M, ops.N, ops.K, *plan.tail)
         return ops.c
 
-    def _slow(self, a, b, config, out):
-        """The ordinary launch, and the plan that repeats it."""
-        from workbench.tlx.kernel import TLXKernel, convert_args
-
+    def _ordinary(self, a, b, config, out, keep: tuple | None):
+        """The ordinary launch; with ``keep``, the plan that repeats it is stored under that key."""
         if self.kernel is None:
             kernel, args, kwargs, grid, c = self.prepare(a, b, config, out)
         else:
             kernel, (args, kwargs, grid, c) = self.kernel, self.prepare(a, b, config, out)
         compiled = kernel[grid](*args, **kwargs)
-        if compiled is None or hasattr(compiled, "result"):  # warmup-only or an async compile: no plan
-            return None, c, None
+        # no plan for a warmup-only launch or an async compile (no CompiledKernel yet)
+        if keep is not None and compiled is not None and not hasattr(compiled, "result"):
+            self.plans[keep] = self._plan(kernel, compiled, args, kwargs, grid)
+        return c
+
+    def _plan(self, kernel, compiled, args, kwargs, grid) -> _Plan:
+        from workbench.tlx.kernel import TLXKernel, convert_args
+
         tlx_kernel = isinstance(kernel, TLXKernel) if self.gluon_descriptors is None else self.gluon_descriptors
         descs = convert_args(args[:3], {})[0] if tlx_kernel else args[:3]
         names = kernel.arg_names
@@ -98,12 +108,10 @@ converts host descriptors at launch), else host descriptors."""
         missing = [n for n in names[6:] if n not in kwargs and not params[n].has_default]
         if missing:
             raise TypeError(f"FastLauncher: prepare() gave no value for {missing}")
-        tail = [kwargs[n] if n in kwargs else params[n].default for n in names[6:]]
         grid3 = (*grid, 1, 1)[:3]  # CompiledKernel[grid] indexes all three dimensions
-        plan = _Plan(
+        return _Plan(
             runner=compiled[grid3],
             blocks=[list(d.block_shape) for d in descs],
             layouts=[d.layout for d in descs] if tlx_kernel else None,
-            tail=tail,
+            tail=[kwargs[n] if n in kwargs else params[n].default for n in names[6:]],
         )
-        return compiled, c, plan
