@@ -140,8 +140,11 @@ def test_whole_kernel_checks_through_workbench_compile(rule):
         kernel, args, kw = D.smem_over_limit, (_x(),), dict(BM=128, BK=128)
     else:
         t = torch.empty(128, 128, dtype=torch.bfloat16)
-        kernel, args, kw = D.expect_bytes_mismatch, (TensorDescriptor(t, [128, 128], [128, 1], [64, 64]),), \
-            dict(BM=64, BK=64)
+        kernel, args, kw = (
+            D.expect_bytes_mismatch,
+            (TensorDescriptor(t, [128, 128], [128, 1], [64, 64]),),
+            dict(BM=64, BK=64),
+        )
     with pytest.raises(TLXCompileError) as ei:
         wb_compile(kernel, *args, **kw)
     assert ei.value.rule == rule

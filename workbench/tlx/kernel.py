@@ -10,6 +10,8 @@ the same rule that picks the layout of the buffers they fill.
 from __future__ import annotations
 
 import contextlib
+import functools
+import gc
 import hashlib
 import inspect
 import re
@@ -17,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from triton._utils import canonicalize_dtype, get_primitive_bitwidth
+from triton._utils import canonicalize_dtype, get_primitive_bitwidth, validate_block_shape
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor as GluonTensorDescriptor
@@ -45,22 +47,43 @@ LOWERING_VERSION = _lowering_version()
 _BITS_TO_DTYPE = {8: gl.int8, 16: gl.float16, 32: gl.float32, 64: gl.int64}
 
 
-def _desc_dtype(base):
-    bits = get_primitive_bitwidth(canonicalize_dtype(base.dtype))
-    return _BITS_TO_DTYPE[bits]
+@functools.lru_cache(maxsize=64)
+def _dtype_for(torch_dtype) -> Any:
+    return _BITS_TO_DTYPE[get_primitive_bitwidth(canonicalize_dtype(torch_dtype))]
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked_layout(block_shape: tuple[int, ...], torch_dtype) -> gl.NVMMASharedLayout:
+    """The NVMMA layout for a descriptor block, after Gluon's checks of the block shape (memoised)."""
+    validate_block_shape(list(block_shape))
+    return L.nvmma_shared_for(list(block_shape), _dtype_for(torch_dtype))
 
 
 def to_gluon_descriptor(desc: HostTensorDescriptor) -> GluonTensorDescriptor:
-    """The Gluon descriptor of a host descriptor, with the NVMMA layout its kernel buffer gets."""
-    layout = L.nvmma_shared_for(list(desc.block_shape), _desc_dtype(desc.base))
-    return GluonTensorDescriptor(
-        desc.base, list(desc.shape), list(desc.strides), list(desc.block_shape), layout, desc.padding
-    )
+    """The Gluon descriptor of a host descriptor, with the NVMMA layout its kernel buffer gets.
+
+    Every launch converts its descriptors, so this skips the Gluon constructor's checks that the host
+    descriptor's own constructor already made (rank, alignment, strides, padding); the block shape,
+    which an autotune ``pre_hook`` may have changed since, is checked (once per shape and dtype).
+    """
+    base, block = desc.base, desc.block_shape
+    if len(block) != len(desc.shape):
+        raise ValueError(f"descriptor block shape {list(block)} does not have the rank of its shape {list(desc.shape)}")
+    layout = _checked_layout(tuple(block), base.dtype)
+    g = object.__new__(GluonTensorDescriptor)
+    g.base, g.shape, g.strides, g.block_shape = base, list(desc.shape), list(desc.strides), list(block)
+    g.layout, g.padding = layout, desc.padding
+    return g
 
 
 def convert_args(args, kwargs):
-    conv = lambda a: to_gluon_descriptor(a) if isinstance(a, HostTensorDescriptor) else a
-    return tuple(conv(a) for a in args), {k: conv(v) for k, v in kwargs.items()}
+    """Launch arguments with every host ``TensorDescriptor`` replaced by its Gluon descriptor."""
+    H = HostTensorDescriptor
+    if any(type(a) is H or isinstance(a, H) for a in args):
+        args = tuple(to_gluon_descriptor(a) if isinstance(a, H) else a for a in args)
+    if any(isinstance(v, H) for v in kwargs.values()):
+        kwargs = {k: to_gluon_descriptor(v) if isinstance(v, H) else v for k, v in kwargs.items()}
+    return args, kwargs
 
 
 @contextlib.contextmanager
@@ -111,9 +134,10 @@ class TLXKernel(GluonJITFunction):
         return result
 
     def run(self, *args, grid, warmup, **kwargs):
+        # No lowering context here: a launch that hits the cache traces nothing, and one that compiles
+        # activates the lowering inside TLXASTSource.make_ir, where the trace happens.
         args, kwargs = convert_args(args, kwargs)
-        with lowering_context(self):
-            return super().run(*args, grid=grid, warmup=warmup, **kwargs)
+        return super().run(*args, grid=grid, warmup=warmup, **kwargs)
 
     # -- workbench.compile ----------------------------------------------------------------------
     def specialize(self, args: tuple, kwargs: dict[str, Any], target: Any = "sm_90"):
@@ -194,12 +218,38 @@ class TLXKernel(GluonJITFunction):
         return lowering
 
 
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector for one front-end trace (~100 ms).
+
+    The trace allocates many short-lived objects; with the collector running, they are promoted while
+    alive and trigger full collections of the whole heap (torch and Triton included: 100+ ms each, the
+    lowering's worst-case spikes). Paused, most of them die by reference count before any collection
+    sees them, so later collections have less to do as well; nothing is deferred unboundedly, since
+    the collector resumes as soon as the trace ends.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 class TLXASTSource(GluonASTSource):
     """Gluon's AST source whose trace ends with the TLX lowering's whole-kernel checks (pending
     ``barrier_expect_bytes``, shared-memory budget) and keeps the front end's TTGIR: the one source type
     behind ``trace``, ``workbench.compile`` and launches."""
 
     def make_ir(self, target, options, codegen_fns, module_map, context):
+        with gc_paused():
+            if S.current() is None:  # a launch compiling (kernel[grid]): the lowering is not active yet
+                with lowering_context(self.fn):
+                    return self._make_ir(target, options, codegen_fns, module_map, context)
+            return self._make_ir(target, options, codegen_fns, module_map, context)
+
+    def _make_ir(self, target, options, codegen_fns, module_map, context):
         from workbench.tlx.api import settle_all
 
         kernel, st = self.fn, S.current()
