@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the GPU checks and benchmarks in one call on an H100/H200 machine.
 #   bench/gpu_session.sh [part ...]     parts: env tests tlx measure probe timeline gemm gemm-quick gemm-dobench launch tutorial (default: all)
+# WB_TREE=REV names the source tree in the GPU-test JSON (the device copy has no .git).
 # Python packages the machine lacks may be carried as wheels in .whl/ (installed to /tmp/site).
 # Writes JSON under bench/results/ (and $OUT/results.tar.gz with logs when $OUT is set).
 set -uo pipefail
@@ -30,7 +31,7 @@ run_part() {  # name timeout command...
 for p in "${parts[@]}"; do
   case $p in
     env) run_part env 60 bash -c 'nvidia-smi; python3 -c "import torch, triton, sys; print(sys.version); print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"' ;;
-    tests) run_part gpu-tests 420 python3 -m pytest -q -m gpu -p no:cacheprovider tests ;;
+    tests) run_part gpu-tests 420 python3 bench/gpu_tests.py ;;
     tlx) run_part tlx-correctness 240 python3 bench/tlx_correctness.py ;;
     measure) run_part measure 240 python3 bench/measure.py ;;
     timeline) run_part timeline 240 python3 bench/timeline_ws_gemm.py ;;

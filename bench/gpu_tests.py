@@ -1,0 +1,97 @@
+"""Run the GPU-marked tests and record the outcome of each one as JSON.
+
+    python3 bench/gpu_tests.py [--tree REV] [--json PATH] [pytest args ...]
+
+Runs ``pytest -m gpu tests`` in this process (extra arguments go to pytest) and writes
+bench/results/gpu-tests-DATE.json: date, device, versions, the command, the source tree it ran on
+(``--tree``, else ``$WB_TREE``, else ``git rev-parse``: the device machine's copy has no .git), the
+counts, and every test's id, outcome and duration, with the failure text of those that failed.
+Exits with pytest's status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Recorder:
+    """pytest plugin: one row per test (the call phase, or setup when it failed or skipped there)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict] = {}
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.when != "call" and not (report.failed or report.skipped):
+            return
+        row = dict(test=report.nodeid, outcome=report.outcome, seconds=round(report.duration, 3))
+        if report.failed:
+            row["failure"] = str(report.longreprtext)[-3000:]
+        elif report.skipped and isinstance(report.longrepr, tuple):
+            row["reason"] = report.longrepr[2]
+        self.rows.setdefault(report.nodeid, row)
+
+
+def _tree(explicit: str | None) -> str:
+    if explicit or os.environ.get("WB_TREE"):
+        return explicit or os.environ["WB_TREE"]
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        return out.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tree", default=None)
+    ap.add_argument("--json", default=None)
+    args, extra = ap.parse_known_args(argv)
+
+    import pytest
+    import torch
+    import triton
+
+    rec = Recorder()
+    pytest_args = ["-q", "-m", "gpu", "-p", "no:cacheprovider", *(extra or ["tests"])]
+    t0 = time.perf_counter()
+    status = int(pytest.main(pytest_args, plugins=[rec]))
+    wall = time.perf_counter() - t0
+    rows = sorted(rec.rows.values(), key=lambda r: r["test"])
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
+
+    now = dt.datetime.now(dt.UTC)
+    path = args.json or os.path.join(ROOT, "bench", "results", f"gpu-tests-{now:%Y-%m-%d}.json")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    doc = dict(
+        date=now.isoformat(timespec="seconds"),
+        device=torch.cuda.get_device_name() if torch.cuda.is_available() else "no CUDA GPU",
+        torch=torch.__version__,
+        triton=triton.__version__,
+        python=platform.python_version(),
+        command="python3 bench/gpu_tests.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        pytest_args=pytest_args,
+        tree=_tree(args.tree),
+        exit_status=status,
+        counts=counts,
+        wall_s=round(wall, 1),
+        tests=rows,
+    )
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2)
+    print(f"gpu tests: {counts} in {wall:.0f} s; wrote {os.path.relpath(path, ROOT)}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
