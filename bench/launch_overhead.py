@@ -1,14 +1,14 @@
 """Host time per launch of the GEMM library's kernels (where small problems are launch-bound).
 
-    python3 bench/launch_overhead.py [--size 1024] [--calls 1000] [--json PATH] [--profile]
+    python3 bench/launch_overhead.py [--size 1024] [--calls 1000] [--rounds 5] [--json PATH] [--profile]
 
 Needs a CUDA GPU. For each path it calls the kernel ``--calls`` times back to back on a problem small
 enough (default 1024^3 bf16, a few microseconds of GPU time) that the host is the bottleneck, and reports
 the host time per call (the loop's wall time before the final synchronize) and the wall time per call
-(after it). ``bare`` rows launch a prepared kernel (descriptors built once); ``matmul`` rows go through
-the library wrapper (operand checks, descriptors, output allocation) as a user would, with the
-GEMM library's fast launch (tlx_kernels/gemm/fastlaunch.py) on and off. ``--profile``
-prints the top functions of a cProfile of the TLX wrapper. Writes JSON (default
+(after it), the median of ``--rounds`` interleaved rounds. ``bare`` rows launch a prepared kernel
+(descriptors built once); ``matmul`` rows go through the library wrapper (operand checks, descriptors,
+output allocation) as a user would, with the GEMM library's fast launch (tlx_kernels/gemm/fastlaunch.py)
+on and off. ``--profile`` prints the top functions of a cProfile of the TLX wrapper. Writes JSON (default
 bench/results/launch-overhead-DATE.json).
 """
 
@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import pstats
+import statistics
 import sys
 import time
 
@@ -50,6 +51,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--calls", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", default=None)
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args(argv)
@@ -69,32 +71,49 @@ def main(argv=None) -> int:
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
 
-    rows = []
-
-    def row(name, fn, note=""):
-        host, wall = per_call(fn, args.calls)
-        rows.append(dict(path=name, host_us=host, wall_us=wall, note=note))
-        print(f"{name:38} host {host:8.1f} us/call   wall {wall:8.1f} us/call  {note}", flush=True)
-
-    row("torch.matmul (cuBLAS)", lambda: torch.matmul(a, b, out=out))
+    # (name, fn, note, fast launch off?): measured in --rounds interleaved rounds, median reported, so
+    # that a burst of host noise (other processes, clock changes) moves one round, not one row.
+    cases: list[tuple[str, object, str, bool]] = [
+        ("torch.matmul (cuBLAS)", lambda: torch.matmul(a, b, out=out), "", False)
+    ]
     for mod in (triton_dot, tma_pipelined, ws_cooperative):
         name = mod.__name__.rsplit(".", 1)[1]
         cfg = dict(mod.DEFAULT)
         call = lambda mod=mod, cfg=cfg: mod.matmul(a, b, config=cfg, out=out)  # noqa: E731
-        row(f"{name}.matmul(config=DEFAULT)", call, "fast launch")
-        os.environ["TLX_KERNELS_NO_FASTLAUNCH"] = "1"
-        row(f"{name}.matmul, fast launch off", call, "kernel[grid] every call")
-        del os.environ["TLX_KERNELS_NO_FASTLAUNCH"]
+        cases.append((f"{name}.matmul(config=DEFAULT)", call, "fast launch", False))
+        cases.append((f"{name}.matmul, fast launch off", call, "kernel[grid] every call", True))
         prep = mod.prepare(a, b, cfg, out)
         if mod is triton_dot:
             kernel, kargs, kw, grid, _ = prep
         else:
             kargs, kw, grid, _ = prep
             kernel = getattr(mod, f"{name}_kernel")
-        row(f"{name} bare launch", lambda kernel=kernel, kargs=kargs, kw=kw, grid=grid: kernel[grid](*kargs, **kw))
+        bare = lambda kernel=kernel, kargs=kargs, kw=kw, grid=grid: kernel[grid](*kargs, **kw)  # noqa: E731
+        cases.append((f"{name} bare launch", bare, "kernel[grid], descriptors built once", False))
         if mod is not triton_dot:
-            row(f"{name} prepare() only (CPU)", lambda mod=mod, cfg=cfg: mod.prepare(a, b, cfg, out))
-            row(f"{name} convert_args only (CPU)", lambda kargs=kargs, kw=kw: convert_args(kargs, kw))
+            prep_only = lambda mod=mod, cfg=cfg: mod.prepare(a, b, cfg, out)  # noqa: E731
+            cases.append((f"{name} prepare() only (CPU)", prep_only, "", False))
+            conv = lambda kargs=kargs, kw=kw: convert_args(kargs, kw)  # noqa: E731
+            cases.append((f"{name} convert_args only (CPU)", conv, "", False))
+
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name, *_ in cases}
+    for r in range(args.rounds):
+        for name, fn, _note, fast_off in cases:
+            if fast_off:
+                os.environ["TLX_KERNELS_NO_FASTLAUNCH"] = "1"
+            try:
+                samples[name].append(per_call(fn, args.calls))
+            finally:
+                os.environ.pop("TLX_KERNELS_NO_FASTLAUNCH", None)
+        print(f"round {r + 1}/{args.rounds} done", flush=True)
+    rows = []
+    for name, _fn, note, _ in cases:
+        hosts = [h for h, _ in samples[name]]
+        walls = [w for _, w in samples[name]]
+        host, wall = statistics.median(hosts), statistics.median(walls)
+        rows.append(dict(path=name, host_us=host, wall_us=wall, host_us_rounds=hosts, note=note))
+        spread = f"[{min(hosts):.1f}-{max(hosts):.1f}]"
+        print(f"{name:38} host {host:8.1f} us/call {spread:>15}  wall {wall:8.1f} us/call  {note}", flush=True)
 
     if args.profile:
         pr = cProfile.Profile()
@@ -122,6 +141,7 @@ def main(argv=None) -> int:
                 command="python3 " + " ".join(sys.argv),
                 problem=f"{n}x{n}x{n} bf16",
                 calls=args.calls,
+                rounds=args.rounds,
                 rows=rows,
             ),
             f,

@@ -71,7 +71,10 @@ def test_repeat_launch_reuses_the_plan_with_the_same_arguments(monkeypatch):
     for got, want in zip(fast[:3], (ga, gb, gc), strict=True):
         assert got.base.data_ptr() == want.base.data_ptr()
         assert (list(got.shape), list(got.strides), list(got.block_shape)) == (
-            list(want.shape), list(want.strides), list(want.block_shape))
+            list(want.shape),
+            list(want.strides),
+            list(want.block_shape),
+        )
         assert got.layout == want.layout and got.padding == want.padding
     assert list(fast[3:6]) == ints
     names = W.ws_cooperative_kernel.arg_names
@@ -125,7 +128,11 @@ def test_plain_triton_kernel_repeats_with_host_descriptors(monkeypatch):
     for got, want in zip(fast[:3], args[:3], strict=True):
         assert type(got) is TensorDescriptor
         assert (got.base.data_ptr(), list(got.shape), list(got.strides), list(got.block_shape)) == (
-            want.base.data_ptr(), list(want.shape), list(want.strides), list(want.block_shape))
+            want.base.data_ptr(),
+            list(want.shape),
+            list(want.strides),
+            list(want.block_shape),
+        )
     assert list(fast[6:]) == [kw[n] for n in T.dot_persistent_kernel.arg_names[6:]]
 
 
@@ -145,3 +152,18 @@ def test_launches_inside_a_tlx_cell_always_go_through_kernel_grid(monkeypatch):
     monkeypatch.setattr(capture, "_ACTIVE", None)
     launcher(a, b, dict(W.DEFAULT))
     assert len(k.launches) == 3 and len(k.compiled.runs) == 1
+
+
+def test_a_repeat_with_a_misaligned_output_is_refused(monkeypatch):
+    """Repeats build descriptors without the constructors' checks, so C.operands must refuse what they
+    would: an output whose base is not 16-byte aligned (a view at an odd element offset)."""
+    monkeypatch.delenv("TLX_KERNELS_NO_FASTLAUNCH", raising=False)
+    k = FakeKernel(W.ws_cooperative_kernel)
+    launcher = FastLauncher(k, W.prepare, gluon_descriptors=True)
+    a, b = mats()
+    launcher(a, b, dict(W.DEFAULT))
+    store = torch.empty(300 * 504 + 8, dtype=torch.bfloat16)
+    misaligned = store[1 : 1 + 300 * 504].view(300, 504)
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        launcher(a, b, dict(W.DEFAULT), misaligned)
+    assert not k.compiled.runs

@@ -149,3 +149,27 @@ def test_whole_kernel_checks_through_workbench_compile(rule):
         wb_compile(kernel, *args, **kw)
     assert ei.value.rule == rule
     assert ei.value.lineno == err_line(kernel)
+
+
+@pytest.mark.parametrize("name", ["index_out_of_range", "dot_shape_mismatch", "smem_over_limit"])
+def test_launch_path_compile_raises_the_diagnostic(name):
+    """What ``kernel[grid]`` does on a cache miss, without a GPU: ``triton.compile`` of the kernel's source
+    with no lowering context around it (TLXASTSource activates one for the trace). The diagnostic must
+    come out at the user's line, through Triton's own traceback filtering (whose walk of the exception
+    chain would never end if the chain had a cycle)."""
+    import triton
+
+    kernel = getattr(D, name)
+    kw = {"index_out_of_range": dict(BLOCK=128), "smem_over_limit": dict(BM=128, BK=128)}.get(
+        name, dict(BM=64, BN=64, BK=32)
+    )
+    src, target, _backend, options = kernel.specialize((_x(),), kw)
+    with pytest.raises(TLXCompileError) as ei:
+        triton.compile(src, target=target, options=options.__dict__)
+    assert ei.value.lineno == err_line(kernel) and ei.value.filename == D.__file__
+    seen, todo = [], [ei.value]
+    while todo:
+        e = todo.pop()
+        assert not any(e is s for s in seen), "cycle in the exception chain"
+        seen.append(e)
+        todo += [x for x in (e.__cause__, e.__context__) if x is not None]

@@ -138,8 +138,13 @@ def operands(a, b, out=None) -> Operands:
     b_s, b_t = tma_operand(b)
     if out is None:
         out = empty_out(M, N, a.dtype, a.device)
-    elif tuple(out.shape) != (M, N) or out.stride(1) != 1 or not _aligned(out.stride(0), out.element_size()):
-        raise ValueError("matmul: out must be M x N, row-major with a 16-byte aligned row stride")
+    elif (
+        tuple(out.shape) != (M, N)
+        or out.stride(1) != 1
+        or not _aligned(out.stride(0), out.element_size())
+        or out.data_ptr() % 16
+    ):
+        raise ValueError("matmul: out must be M x N, row-major, 16-byte aligned with a 16-byte aligned row stride")
     return Operands(a_s, b_s, out, a_t, b_t, M, N, K)
 
 

@@ -193,6 +193,10 @@ def _visit(self, node):
         if _active() and getattr(e, "_tlx_where", None) is None:
             inner = e.__cause__
             if isinstance(inner, TLXError):
+                # Unlink the wrapper first: raising ``inner`` here makes it the wrapper's context, and a
+                # wrapper that still pointed back at it would close a cycle in the exception chain (Triton's
+                # filter_traceback, which walks the chain of a failed compile, would recurse forever).
+                e.__cause__ = e.__context__ = None
                 raise inner from None
             e._tlx_where = where(self, self.cur_node)
         raise
