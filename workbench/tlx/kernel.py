@@ -87,7 +87,7 @@ def gluon_descriptor_prechecked(
 def convert_args(args, kwargs):
     """Launch arguments with every host ``TensorDescriptor`` replaced by its Gluon descriptor."""
     H = HostTensorDescriptor
-    if any(type(a) is H or isinstance(a, H) for a in args):
+    if any(isinstance(a, H) for a in args):
         args = tuple(to_gluon_descriptor(a) if isinstance(a, H) else a for a in args)
     if any(isinstance(v, H) for v in kwargs.values()):
         kwargs = {k: to_gluon_descriptor(v) if isinstance(v, H) else v for k, v in kwargs.items()}
