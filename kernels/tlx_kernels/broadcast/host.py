@@ -1,0 +1,300 @@
+"""Host side of the fused broadcast-linear kernel: operands for TMA, configs, schedule, launch, tuned entry point.
+
+TMA reads row-major storage whose row strides and base are 16-byte aligned; an operand that is not
+(a feature dimension that is not a multiple of 8 in bf16, a non-contiguous ``X``, a column-major ``W``)
+is copied once into padded row-major storage, outside the kernel, and the logical shape is unchanged
+(TMA zero-fills reads past the bounds and clips writes). ``prepare`` needs no GPU: with CPU tensors it
+gives the launch arguments that compile-only inspection (``triton.compile`` for ``sm_90``) binds.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import triton
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+from tlx_kernels.broadcast.kernel import ACT_CODES, broadcast_linear_kernel
+from tlx_kernels.broadcast.tuning import Tuner
+
+H200_SMS = 132  # SMs of an H100/H200 SXM, used when no GPU is present
+BMU = 64  # rows of the user box: the smallest wgmma M (row 0 is the user, the rest are dropped)
+
+# Small config set for the tuner (first = default). Shared memory per config: ring
+# NUM_STAGES x (BM x BK + BK x BN) x 2 B, plus the epilogue's two BM x BN/2 tiles / EPI_SPLIT
+# (limit 232,448 B): 3 x 48 KiB + 64 KiB = 208 KiB; 4 x 48 KiB + 32 KiB = 224 KiB; 5 x 32 KiB + 32 KiB.
+# M_CHUNK: candidate tiles per work unit (0: as few as keep about two units per SM).
+CONFIGS: list[dict[str, Any]] = [
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=3, EPI_SPLIT=1, CONSUMER_REGS=232, M_CHUNK=0, num_warps=4),
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=4, EPI_SPLIT=2, CONSUMER_REGS=232, M_CHUNK=0, num_warps=4),
+    dict(BM=128, BN=128, BK=64, NUM_STAGES=5, EPI_SPLIT=1, CONSUMER_REGS=232, M_CHUNK=0, num_warps=4),
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=3, EPI_SPLIT=1, CONSUMER_REGS=232, M_CHUNK=2, num_warps=4),
+]
+DEFAULT: dict[str, Any] = CONFIGS[0]
+SMEM_LIMIT = 232448
+
+
+def sweep_configs(regs: tuple[int, ...] = (232,), m_chunks: tuple[int, ...] = (0, 1, 2)) -> list[dict[str, Any]]:
+    """The candidates a config sweep tries, :data:`CONFIGS` first, then every fitting variant."""
+    out = [dict(c) for c in CONFIGS]
+    for BN, stages in ((256, (3, 4)), (128, (4, 5, 6))):
+        for S in stages:
+            for epi in (1, 2):
+                for mc in m_chunks:
+                    for r in regs:
+                        cfg = dict(
+                            BM=128, BN=BN, BK=64, NUM_STAGES=S, EPI_SPLIT=epi, CONSUMER_REGS=r, M_CHUNK=mc, num_warps=4
+                        )
+                        if smem_bytes(cfg) <= SMEM_LIMIT and cfg not in out:
+                            out.append(cfg)
+    return out
+
+
+def smem_bytes(cfg: dict[str, Any], elem: int = 2) -> int:
+    """Shared memory a config's buffers take (ring, epilogue scratch, barriers)."""
+    BM, BN, BK, S = cfg["BM"], cfg["BN"], cfg["BK"], cfg["NUM_STAGES"]
+    return S * (BM * BK + BK * BN) * elem + BM * BN * elem // cfg.get("EPI_SPLIT", 1) + 16 * S
+
+
+def config_name(cfg: dict[str, Any]) -> str:
+    name = f"{cfg['BM']}x{cfg['BN']}x{cfg['BK']}_s{cfg['NUM_STAGES']}"
+    if cfg.get("EPI_SPLIT", 1) != 1:
+        name += f"_e{cfg['EPI_SPLIT']}"
+    if cfg.get("M_CHUNK", 0):
+        name += f"_m{cfg['M_CHUNK']}"
+    if cfg.get("CONSUMER_REGS", 232) != 232:
+        name += f"_r{cfg['CONSUMER_REGS']}"
+    return name
+
+
+def num_sms(device: Any = None) -> int:
+    """SM count of a CUDA ``device``; 132 (H100/H200 SXM) for CPU tensors or without a GPU."""
+    import torch
+
+    if getattr(device, "type", "cpu") == "cuda" and torch.cuda.is_available():
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return H200_SMS
+
+
+# ------------------------------------------------------------------------------------------------
+# operands
+# ------------------------------------------------------------------------------------------------
+
+
+def _aligned(t, stride: int) -> bool:
+    return (stride * t.element_size()) % 16 == 0 and t.data_ptr() % 16 == 0
+
+
+def _padded(t):
+    """Row-major copy of ``t`` (any rank) whose last dimension is padded to 16 bytes; returns the logical view."""
+    import torch
+
+    per16 = 16 // t.element_size()
+    cols = t.shape[-1]
+    store = torch.empty((*t.shape[:-1], -(-cols // per16) * per16), dtype=t.dtype, device=t.device)
+    view = store[..., :cols]
+    view.copy_(t)
+    return view
+
+
+def _tma_ready(t):
+    """``t`` if TMA can read it as row-major with 16-byte aligned strides, else a padded copy."""
+    dense = t.stride(-1) == 1 and all(_aligned(t, s) for s in t.stride()[:-1])
+    if t.dim() == 3:  # X is read as (B*C, D_x): its batch stride must be C row strides
+        dense = dense and t.stride(0) == t.shape[1] * t.stride(1)
+    return t if dense else _padded(t)
+
+
+def empty_out(B: int, C: int, N: int, dtype: Any, device: Any, fill: float | None = None):
+    """A ``(B, C, N)`` output TMA can store into (row stride padded to 16 bytes); NaN-filled if asked."""
+    import torch
+
+    per16 = 16 // dtype.itemsize
+    store = torch.empty((B, C, -(-N // per16) * per16), dtype=dtype, device=device)
+    if fill is not None:
+        store.fill_(fill)
+    return store[..., :N]
+
+
+@dataclass
+class Operands:
+    U: Any  # (B, D_u)
+    X: Any  # (B, C, D_x), read as (B*C, D_x)
+    W: Any  # (D_u + D_x, N), rows [0, D_u) multiply U, the rest X
+    bias: Any  # (N,) or None
+    Y: Any  # (B, C, N)
+    B: int
+    C: int
+    DU: int
+    DX: int
+    N: int
+
+
+def operands(U, X, W, bias=None, out=None) -> Operands:
+    """Check shapes and dtypes, make every operand TMA-readable, allocate (or check) the output."""
+    import torch
+
+    if U.dim() != 2 or X.dim() != 3 or W.dim() != 2:
+        raise ValueError(f"expected U (B, D_u), X (B, C, D_x), W (D_u + D_x, N); got {U.shape}, {X.shape}, {W.shape}")
+    (B, DU), (B2, C, DX), (K, N) = U.shape, X.shape, W.shape
+    if B2 != B or K != DU + DX or min(B, C, DU, DX, N) < 1:
+        raise ValueError(f"shapes do not chain: U {tuple(U.shape)}, X {tuple(X.shape)}, W {tuple(W.shape)}")
+    if not (U.dtype == X.dtype == W.dtype) or U.dtype not in (torch.bfloat16, torch.float16):
+        raise TypeError(f"U, X and W must all be bf16 or all fp16, got {U.dtype}, {X.dtype}, {W.dtype}")
+    if bias is not None and tuple(bias.shape) != (N,):
+        raise ValueError(f"bias must have shape ({N},), got {tuple(bias.shape)}")
+    if out is None:
+        out = empty_out(B, C, N, U.dtype, U.device)
+    elif tuple(out.shape) != (B, C, N) or out.dtype != U.dtype or _tma_ready(out) is not out:
+        raise ValueError("out must be (B, C, N) in the inputs' dtype, row-major with a 16-byte aligned row stride")
+    W = _tma_ready(W)
+    if W.data_ptr() % 16 or (DU * W.stride(0) * W.element_size()) % 16:  # W[D_u:] must start aligned too
+        W = _padded(W)
+    bias = bias.contiguous() if bias is not None else None
+    return Operands(_tma_ready(U), _tma_ready(X), W, bias, out, B, C, DU, DX, N)
+
+
+def _desc(base, shape, strides, block) -> TensorDescriptor:
+    return TensorDescriptor(base, list(shape), list(strides), list(block))
+
+
+# ------------------------------------------------------------------------------------------------
+# schedule and launch arguments
+# ------------------------------------------------------------------------------------------------
+
+
+def schedule(B: int, C: int, N: int, cfg: dict[str, Any], sms: int) -> tuple[int, int, int, int]:
+    """(work units, chunks per user, candidate tiles per chunk, persistent grid size).
+
+    A unit is (user, chunk of that user's candidate tiles, column tile); each unit computes its user's
+    projection once. Users are split into chunks only when there are too few (user, column tile)
+    pairs to give every SM about two units.
+    """
+    num_m = triton.cdiv(C, cfg["BM"])
+    base = B * triton.cdiv(N, cfg["BN"])
+    if cfg.get("M_CHUNK", 0):
+        m_chunk = min(cfg["M_CHUNK"], num_m)
+    else:
+        m_chunk = triton.cdiv(num_m, min(num_m, max(1, triton.cdiv(2 * sms, base))))
+    chunks = triton.cdiv(num_m, m_chunk)
+    units = base * chunks
+    return units, chunks, m_chunk, max(1, min(units, sms))
+
+
+def prepare(
+    U, X, W, bias=None, act: str = "none", config: dict[str, Any] | None = None, out=None, sms: int | None = None
+):
+    """(args, kwargs, grid, out) of one launch of :func:`broadcast_linear_kernel` with ``config``."""
+    cfg = dict(config or DEFAULT)
+    if act not in ACT_CODES:
+        raise ValueError(f"act must be one of {sorted(ACT_CODES)}, got {act!r}")
+    ops = operands(U, X, W, bias, out)
+    BM, BN, BK = cfg["BM"], cfg["BN"], cfg["BK"]
+    BNH = BN // 2
+    epn = BNH // cfg.get("EPI_SPLIT", 1)
+    B, C, DU, DX, N = ops.B, ops.C, ops.DU, ops.DX, ops.N
+    w_stride = ops.W.stride(0)
+    descs = (
+        _desc(ops.U, (B, DU), (ops.U.stride(0), 1), (BMU, BK)),
+        _desc(ops.X, (B * C, DX), (ops.X.stride(1), 1), (BM, BK)),
+        _desc(ops.W, (DU, N), (w_stride, 1), (BK, BNH)),
+        _desc(ops.W[DU:], (DX, N), (w_stride, 1), (BK, BNH)),
+        _desc(ops.Y, (B, C, N), ops.Y.stride(), (1, BM, epn)),
+    )
+    units, chunks, m_chunk, grid = schedule(B, C, N, cfg, sms or num_sms(U.device))
+    bias_arg = ops.bias if ops.bias is not None else ops.Y  # never read without HAS_BIAS
+    args = (*descs, bias_arg, C, N, DU, DX, units, chunks, m_chunk)
+    kwargs = dict(
+        BM=BM,
+        BN=BN,
+        BK=BK,
+        BMU=BMU,
+        NUM_STAGES=cfg["NUM_STAGES"],
+        CONSUMER_REGS=cfg["CONSUMER_REGS"],
+        EPI_SPLIT=cfg.get("EPI_SPLIT", 1),
+        ACT=ACT_CODES[act],
+        HAS_BIAS=ops.bias is not None,
+        num_warps=cfg.get("num_warps", 4),
+    )
+    return args, kwargs, (grid,), ops.Y
+
+
+# ------------------------------------------------------------------------------------------------
+# launch
+# ------------------------------------------------------------------------------------------------
+
+_compiled: dict[tuple, Any] = {}  # problem + config -> CompiledKernel of its first launch
+
+
+def _repeat_key(args, kwargs, grid, device) -> tuple:
+    descs = [(tuple(d.shape), tuple(d.strides), tuple(d.block_shape), str(d.base.dtype)) for d in args[:5]]
+    bias = args[5]
+    return (
+        tuple(descs),
+        str(bias.dtype),
+        bias.data_ptr() % 16 == 0,
+        args[6:],
+        tuple(sorted(kwargs.items())),
+        grid,
+        str(device),
+    )
+
+
+def launch(U, X, W, bias=None, act: str = "none", config: dict[str, Any] | None = None, out=None):
+    """One launch with ``config`` (default :data:`DEFAULT`); returns the ``(B, C, N)`` output.
+
+    The first launch of a problem goes through ``kernel[grid]`` (compile, Triton's checks); repeats call
+    the ``CompiledKernel`` it returned with fresh descriptors, skipping Triton's per-call binding and
+    cache lookup (``TLX_KERNELS_NO_FASTLAUNCH=1`` turns that off).
+    """
+    args, kwargs, grid, y = prepare(U, X, W, bias, act, config, out)
+    key = _repeat_key(args, kwargs, grid, U.device)
+    compiled = None if os.environ.get("TLX_KERNELS_NO_FASTLAUNCH") else _compiled.get(key)
+    if compiled is None:
+        compiled = broadcast_linear_kernel[grid](*args, **kwargs)
+        if compiled is not None and not hasattr(compiled, "result"):
+            _compiled[key] = compiled
+        return y
+    names = broadcast_linear_kernel.arg_names
+    compiled[(grid[0], 1, 1)](*args, *[kwargs[n] for n in names[len(args) :]])
+    return y
+
+
+_tuner = Tuner()
+
+
+def broadcast_linear(U, X, W, bias=None, act: str = "none", *, config: dict[str, Any] | None = None, out=None):
+    """``Y[b, c] = act(concat(U[b], X[b, c]) @ W + bias)`` with the fused kernel; see :mod:`tlx_kernels.broadcast`.
+
+    Without ``config`` the first call for a problem (sizes, dtype, activation, bias or not) tunes over
+    :data:`CONFIGS` on the GPU into a scratch output and remembers the fastest.
+    """
+    if config is None:
+        key = (tuple(U.shape), tuple(X.shape), W.shape[1], str(U.dtype), act, bias is not None)
+        config = _tuner.cache.get(key)
+        if config is None:
+            B, C, _ = X.shape
+            scratch = empty_out(B, C, W.shape[1], U.dtype, U.device)
+            config = _tuner.choose(key, CONFIGS, lambda cfg: launch(U, X, W, bias, act, cfg, scratch), config_name)
+    return launch(U, X, W, bias, act, config, out)
+
+
+__all__ = [
+    "BMU",
+    "CONFIGS",
+    "DEFAULT",
+    "H200_SMS",
+    "Operands",
+    "broadcast_linear",
+    "config_name",
+    "empty_out",
+    "launch",
+    "num_sms",
+    "operands",
+    "prepare",
+    "schedule",
+    "smem_bytes",
+    "sweep_configs",
+]
