@@ -1,1 +1,1 @@
-"""TLX-style kernel library (import name ``tlx_kernels``; the folder is ``kernels/``)."""
+"""TLX kernel library (import name ``tlx_kernels``; the folder is ``kernels/``): real TLX kernels on triton-utlx."""

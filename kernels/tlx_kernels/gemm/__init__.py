@@ -1,4 +1,4 @@
-"""TLX-style GEMMs for Hopper (bf16/fp16 in, fp32 accumulation), each with ``matmul(a, b)``.
+"""TLX GEMMs for Hopper (bf16/fp16 in, fp32 accumulation), each with ``matmul(a, b)``.
 
 - :mod:`.tma_pipelined`: (1) pipelined single-role TMA GEMM;
 - :mod:`.ws_cooperative`: (2) warp-specialized cooperative GEMM (one producer, two consumer
@@ -9,8 +9,9 @@
 
 Every module has ``CONFIGS`` (first = default), ``DEFAULT``, ``prepare(a, b, config, out)`` (the launch
 arguments, also used for compile-only inspection without a GPU), ``launch(a, b, config, out)`` and
-``matmul(a, b, config=None, out=None)`` (tunes on first use). The TLX modules' ``launch`` repeats a
-problem it has launched before without Triton's per-call dispatch (:mod:`.fastlaunch`).
+``matmul(a, b, config=None, out=None)`` (tunes on first use); the TLX modules also name their
+``kernel``. Kernels are real TLX (``import triton.language.extra.tlx as tlx``, ``@triton.jit``, from
+``triton-utlx``); nothing here imports the workbench. Every launch is a plain ``kernel[grid](...)``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Shared pieces of the GEMM library: operand views for TMA, descriptors, configs, tuner, reference, shapes.
+"""Shared pieces of the GEMM library: operand views for TMA, descriptors, the epilogue, configs, tuner, reference.
 
 Operands may be row-major (``x.stride(1) == 1``) or column-major (``x.stride(0) == 1``, i.e. the
 transpose of a row-major tensor). TMA reads the underlying row-major storage: for a column-major
@@ -7,6 +7,8 @@ memory (``tlx.local_trans``) for wgmma; likewise ``B.T`` (``N x K``) for a colum
 16-byte aligned row strides; storage that is not is copied once into padded storage (the logical
 shape is unchanged: TMA zero-fills out-of-bounds reads and clips out-of-bounds writes, so shapes that
 are not multiples of the tiles need no masks).
+
+Nothing here imports the workbench: the library stands on Triton, TLX (``triton-utlx``) and torch.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from typing import Any
 
 import triton
 import triton.language as tl
+import triton.language.extra.tlx as tlx
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-# Benchmark shapes of issue 8 (M, N, K); quick set first.
+# Benchmark shapes (M, N, K); the quick set first.
 BENCH_SHAPES: list[tuple[int, int, int]] = [
     (8192, 8192, 8192),
     (4096, 4096, 4096),
@@ -31,11 +34,12 @@ BENCH_SHAPES: list[tuple[int, int, int]] = [
     (1024, 16384, 4096),
     (512, 8192, 8192),
 ]
-QUICK_SHAPES: list[tuple[int, int, int]] = BENCH_SHAPES[:2]
+QUICK_SHAPES: list[tuple[int, int, int]] = BENCH_SHAPES[:3]
 # Shapes for correctness tests: one not a multiple of any tile, one large.
 TEST_SHAPES: list[tuple[int, int, int]] = [(1000, 1500, 777), (4096, 4096, 4096)]
 
 H200_SMS = 132  # streaming multiprocessors of an H200 / H100 SXM (used when no GPU is present)
+SMEM_LIMIT = 232448  # dynamic shared memory per CTA on sm_90 (227 KiB)
 
 
 def num_sms(device: Any = None) -> int:
@@ -43,10 +47,9 @@ def num_sms(device: Any = None) -> int:
     try:
         import torch
 
-        if torch.cuda.is_available():
-            dev = getattr(device, "device", device)
-            if dev is None or getattr(dev, "type", "cuda") == "cuda":
-                return torch.cuda.get_device_properties(dev or 0).multi_processor_count
+        dev = getattr(device, "device", device)
+        if torch.cuda.is_available() and (dev is None or getattr(dev, "type", "cuda") == "cuda"):
+            return torch.cuda.get_device_properties(dev or 0).multi_processor_count
     except Exception:  # pragma: no cover - best effort
         pass
     return H200_SMS
@@ -119,7 +122,7 @@ def check_operands(a, b) -> tuple[int, int, int]:
 
 @dataclass
 class Operands:
-    """TMA-ready operands and descriptors (block shapes set per config by :func:`descriptors`)."""
+    """TMA-ready operands (descriptors are made per config by :func:`ab_descriptors`)."""
 
     a: Any  # storage of A (A or A.T, row-major)
     b: Any  # storage of B (B or B.T, row-major)
@@ -129,6 +132,11 @@ class Operands:
     M: int
     N: int
     K: int
+
+    @property
+    def empty(self) -> bool:
+        """Nothing for a kernel to do: no output elements, or K == 0 (then the output is zeros)."""
+        return self.M == 0 or self.N == 0 or self.K == 0
 
 
 def operands(a, b, out=None) -> Operands:
@@ -140,11 +148,15 @@ def operands(a, b, out=None) -> Operands:
         out = empty_out(M, N, a.dtype, a.device)
     elif (
         tuple(out.shape) != (M, N)
+        or out.dtype != a.dtype
         or out.stride(1) != 1
         or not _aligned(out.stride(0), out.element_size())
         or out.data_ptr() % 16
     ):
-        raise ValueError("matmul: out must be M x N, row-major, 16-byte aligned with a 16-byte aligned row stride")
+        raise ValueError(
+            "matmul: out must be M x N in the inputs' dtype, row-major, 16-byte aligned with a 16-byte "
+            "aligned row stride (common.empty_out makes one)"
+        )
     return Operands(a_s, b_s, out, a_t, b_t, M, N, K)
 
 
@@ -157,6 +169,23 @@ def ab_descriptors(ops: Operands, a_rows: int, BN: int, BK: int) -> tuple[Tensor
     a_desc = descriptor(ops.a, [BK, a_rows] if ops.a_t else [a_rows, BK])
     b_desc = descriptor(ops.b, [BN, BK] if ops.b_t else [BK, BN])
     return a_desc, b_desc
+
+
+def persistent_grid(ops: Operands, BM: int, BN: int, sms: int | None, device: Any) -> tuple[int]:
+    """At most one CTA per SM, never more CTAs than tiles."""
+    tiles = triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN)
+    return (max(1, min(tiles, sms or num_sms(device))),)
+
+
+def run(kernel, prepared: tuple) -> Any:
+    """Launch ``kernel[grid](*args, **kwargs)`` from a ``prepare()`` result; returns the output."""
+    args, kwargs, grid, out = prepared
+    if args[3] == 0 or args[4] == 0:  # M or N == 0: nothing to write
+        return out
+    if args[5] == 0:  # K == 0: the product is zeros
+        return out.zero_()
+    kernel[grid](*args, **kwargs)
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -176,53 +205,143 @@ def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     return pid_m, pid_n
 
 
+@triton.jit
+def operand(buf, TRANSPOSED: tl.constexpr):
+    """A shared-memory tile as a wgmma operand: transposed in place (a view) if its storage is."""
+    if TRANSPOSED:
+        view = tlx.local_trans(buf)
+    else:
+        view = buf
+    return view
+
+
+@triton.jit
+def _halves(x):
+    """Left and right column halves of a 2-D register tile (a register renaming: no data moves)."""
+    R: tl.constexpr = x.shape[0]
+    W: tl.constexpr = x.shape[1] // 2
+    return tl.split(tl.permute(tl.reshape(x, [R, 2, W]), [0, 2, 1]))
+
+
+@triton.jit
+def _store_subtile(c_desc, buf, x, row, col, EPI_BUFS: tl.constexpr):
+    # the TMA store that last read `buf` was EPI_BUFS stores ago: wait until at most EPI_BUFS - 1 are pending
+    tlx.async_descriptor_store_wait(EPI_BUFS - 1)
+    tlx.local_store(buf, x.to(tlx.dtype_of(c_desc)))
+    tlx.fence_async_shared()
+    tlx.async_descriptor_store(c_desc, buf, [row, col])
+
+
+@triton.jit
+def store_tile(c_desc, c_bufs, first, acc, row, col, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr):
+    """TMA-store the fp32 tile ``acc`` at (row, col) as EPI_SPLIT column subtiles, converted to the output
+    dtype one subtile at a time, through the EPI_BUFS shared buffers ``c_bufs[first + i]`` in turn: each
+    subtile waits only for the store that last read its buffer, so stores overlap the next conversion.
+    EPI_SPLIT must be a multiple of EPI_BUFS (the turn order then repeats from tile to tile)."""
+    W: tl.constexpr = acc.shape[1] // EPI_SPLIT
+    if EPI_SPLIT == 1:
+        _store_subtile(c_desc, c_bufs[first], acc, row, col, EPI_BUFS)
+    elif EPI_SPLIT == 2:
+        x0, x1 = _halves(acc)
+        _store_subtile(c_desc, c_bufs[first], x0, row, col, EPI_BUFS)
+        _store_subtile(c_desc, c_bufs[first + (1 % EPI_BUFS)], x1, row, col + W, EPI_BUFS)
+    else:
+        tl.static_assert(EPI_SPLIT == 4, "EPI_SPLIT must be 1, 2 or 4")
+        lo, hi = _halves(acc)
+        x0, x1 = _halves(lo)
+        x2, x3 = _halves(hi)
+        _store_subtile(c_desc, c_bufs[first], x0, row, col, EPI_BUFS)
+        _store_subtile(c_desc, c_bufs[first + (1 % EPI_BUFS)], x1, row, col + W, EPI_BUFS)
+        _store_subtile(c_desc, c_bufs[first + (2 % EPI_BUFS)], x2, row, col + 2 * W, EPI_BUFS)
+        _store_subtile(c_desc, c_bufs[first + (3 % EPI_BUFS)], x3, row, col + 3 * W, EPI_BUFS)
+
+
 # ------------------------------------------------------------------------------------------------
-# configs and tuning
+# configs
 # ------------------------------------------------------------------------------------------------
+
+_SHORT = {
+    "NUM_STAGES": "s",
+    "num_stages": "ns",
+    "GROUP_M": "g",
+    "num_warps": "w",
+    "EPI_SPLIT": "e",
+    "EPI_BUFS": "b",
+    "CONSUMER_REGS": "r",
+    "WARP_BAR": "wb",
+    "WS": "ws",
+}
+_DEFAULTS = {"EPI_SPLIT": 1, "EPI_BUFS": 1, "WARP_BAR": False, "CONSUMER_REGS": 232}
 
 
 def config_name(cfg: dict[str, Any]) -> str:
-    keys = ("BM", "BN", "BK", "NUM_STAGES", "GROUP_M", "num_warps")
-    short = {"NUM_STAGES": "s", "GROUP_M": "g", "num_warps": "w"}
-    parts = []
-    for k in keys:
-        if k in cfg:
-            parts.append(f"{short.get(k, '')}{cfg[k]}" if k in short else str(cfg[k]))
-    dims = "x".join(parts[:3])
-    if cfg.get("EPI_SPLIT", 1) != 1:  # variants must get distinct names (preflight and tuner key on them)
-        parts.append(f"e{cfg['EPI_SPLIT']}")
-    return "_".join([dims] + parts[3:])
+    """A short unique name, e.g. ``128x256x64_s4_g8_e2_w4`` (keys at their default value are left out)."""
+    parts = ["x".join(str(cfg[k]) for k in ("BM", "BN", "BK") if k in cfg)]
+    for k, v in cfg.items():
+        if k in ("BM", "BN", "BK") or _DEFAULTS.get(k, object()) == v:
+            continue
+        if k == "PERSISTENT":
+            parts.append("persistent" if v else "grid")
+        elif k == "num_stages" and cfg.get("NUM_STAGES") == v:
+            continue
+        else:
+            parts.append(f"{_SHORT.get(k, k)}{int(v) if isinstance(v, bool) else v}")
+    return "_".join(p for p in parts if p)
 
 
 def smem_bytes(cfg: dict[str, Any], kind: str, elem: int = 2) -> int:
-    """Shared memory a config's buffers need (ring + epilogue + barriers), for static checks."""
+    """Shared memory a config's buffers need (ring + epilogue buffers + barriers), for static checks.
+
+    ``kind``: "single-role" (one epilogue buffer set), "cooperative" (one per consumer, each half a
+    tile tall), "pingpong" (one per consumer, each a whole tile)."""
     BM, BN, BK, S = cfg["BM"], cfg["BN"], cfg["BK"], cfg["NUM_STAGES"]
+    split, bufs = cfg.get("EPI_SPLIT", 1), cfg.get("EPI_BUFS", 1)
     ring = S * (BM * BK + BK * BN) * elem
-    if kind == "pingpong":
-        epi = 2 * BM * BN * elem
+    sub = BM * (BN // split) * elem
+    if kind == "single-role":
+        epi = sub * bufs
+    elif kind == "cooperative":
+        epi = 2 * (sub // 2) * bufs
+    elif kind == "pingpong":
+        epi = 2 * sub * bufs
     else:
-        epi = BM * BN * elem // cfg.get("EPI_SPLIT", 1)
-    return ring + epi + 8 * 3 * S
+        raise ValueError(f"unknown kind {kind!r}")
+    return ring + epi + 8 * 2 * S + 64
 
 
-def tuned_matmul(launch, configs, tuner, a, b, config=None, out=None):
-    """``launch(a, b, config, out)`` with ``config``, or with the config ``tuner`` picks from ``configs``
-    for this problem (tuned once per size, dtype and operand majorness, into a scratch output)."""
-    if config is None:
-        key = (a.shape[0], b.shape[1], a.shape[1], str(a.dtype), a.stride(0) == 1, b.stride(0) == 1)
-        config = tuner.cache.get(key)
-        if config is None:
-            scratch = empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
-            config = tuner.choose(key, configs, lambda cfg: launch(a, b, cfg, out=scratch))
-    return launch(a, b, config, out)
+def check_config(cfg: dict[str, Any], kind: str) -> None:
+    """Raise ValueError for a config that cannot work (before any compile)."""
+    split, bufs = cfg.get("EPI_SPLIT", 1), cfg.get("EPI_BUFS", 1)
+    if split not in (1, 2, 4) or bufs not in (1, 2) or split % bufs:
+        raise ValueError(f"{config_name(cfg)}: EPI_SPLIT in (1, 2, 4), EPI_BUFS in (1, 2), EPI_BUFS | EPI_SPLIT")
+    need = smem_bytes(cfg, kind)
+    if need > SMEM_LIMIT:
+        raise ValueError(f"{config_name(cfg)}: needs {need} B of shared memory, the limit is {SMEM_LIMIT}")
+
+
+# ------------------------------------------------------------------------------------------------
+# tuning and timing
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_ms(fn: Callable[[], Any], warmup_ms: int = 25, rep_ms: int = 100) -> float:
+    """Median ms of ``fn`` on the GPU with ``triton.testing.do_bench`` (L2 flushed before each run)."""
+    import triton.testing as tt
+
+    return float(tt.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+
+
+def problem_key(a, b) -> tuple:
+    """What a tuned config is valid for: sizes, dtype, operand majorness."""
+    return (a.shape[0], b.shape[1], a.shape[1], str(a.dtype), a.stride(0) == 1, b.stride(0) == 1)
 
 
 @dataclass
 class Tuner:
     """Pick the fastest config per problem key on the GPU (configs that fail are skipped, not fatal).
 
-    ``choose(key, configs, run)`` times ``run(cfg)`` for each config with ``triton.testing.do_bench``
-    and remembers the winner; set ``TLX_KERNELS_NO_TUNE=1`` to always use the first config.
+    ``choose(key, configs, run)`` times ``run(cfg)`` for each config with :func:`bench_ms` and remembers
+    the winner; set ``TLX_KERNELS_NO_TUNE=1`` to always use the first config.
     """
 
     cache: dict[Any, dict[str, Any]] = field(default_factory=dict)
@@ -240,7 +359,7 @@ class Tuner:
         for cfg in configs:
             try:
                 run(cfg)  # compile outside the timed region
-                ms, _ = bench_ms(lambda cfg=cfg: run(cfg), warmup_ms=self.warmup_ms, rep_ms=self.rep_ms)
+                ms = bench_ms(lambda cfg=cfg: run(cfg), warmup_ms=self.warmup_ms, rep_ms=self.rep_ms)
             except Exception as e:  # a config that does not compile or launch is skipped
                 errors.append(f"{config_name(cfg)}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
                 continue
@@ -254,23 +373,16 @@ class Tuner:
         return self.cache[key]
 
 
-def bench_ms(fn: Callable[[], Any], warmup_ms: int = 25, rep_ms: int = 100, graph: bool = True) -> tuple[float, str]:
-    """(median ms, method) of ``fn`` on the GPU: CUDA-graph replay (no launch overhead) when it captures,
-    else ``triton.testing.do_bench`` (L2 flushed between runs)."""
-    import triton.testing as tt
-
-    if graph:
-        try:
-            return float(tt.do_bench_cudagraph(fn, rep=rep_ms, return_mode="median")), "cudagraph"
-        except Exception:  # capture failed: fall back to event timing
-            import torch
-
-            torch.cuda.synchronize()
-    return float(tt.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median")), "do_bench"
-
-
-def problem_key(ops: Operands) -> tuple:
-    return (ops.M, ops.N, ops.K, str(ops.c.dtype), ops.a_t, ops.b_t)
+def tuned_matmul(launch, configs, tuner: Tuner, a, b, config=None, out=None):
+    """``launch(a, b, config, out)`` with ``config``, or with the config ``tuner`` picks from ``configs``
+    for this problem (tuned once per size, dtype and operand majorness, into a scratch output)."""
+    if config is None:
+        key = problem_key(a, b)
+        config = tuner.cache.get(key)
+        if config is None:
+            scratch = empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
+            config = tuner.choose(key, configs, lambda cfg: launch(a, b, cfg, out=scratch))
+    return launch(a, b, config, out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -304,11 +416,13 @@ __all__ = [
     "BENCH_SHAPES",
     "H200_SMS",
     "QUICK_SHAPES",
+    "SMEM_LIMIT",
     "TEST_SHAPES",
     "Operands",
     "Tuner",
     "ab_descriptors",
     "bench_ms",
+    "check_config",
     "check_operands",
     "config_name",
     "descriptor",
@@ -316,10 +430,13 @@ __all__ = [
     "gemm_flops",
     "num_sms",
     "operands",
+    "persistent_grid",
     "problem_key",
     "reference",
     "rel_err",
+    "run",
     "smem_bytes",
+    "store_tile",
     "tile_coords",
     "tma_operand",
 ]

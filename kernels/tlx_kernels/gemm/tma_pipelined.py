@@ -5,8 +5,8 @@ shared buffers, one ``ready`` mbarrier per slot: the prologue issues the TMA cop
 ``NUM_STAGES - 1`` K-steps; each step waits for its slot, issues an asynchronous wgmma, waits until
 only that wgmma is in flight (so the previous step's slot is free) and refills that slot with the
 K-step ``NUM_STAGES - 1`` ahead. Epilogue: fp32 accumulator -> output dtype -> shared memory -> TMA
-store (clipped at the matrix edge). With ``num_warps=8`` the accumulator is split by rows over two
-warpgroups (64 rows each).
+store (clipped at the matrix edge), in ``EPI_SPLIT`` column subtiles. With ``num_warps=8`` the
+accumulator is split by rows over two warpgroups (64 rows each).
 """
 
 from __future__ import annotations
@@ -15,13 +15,25 @@ from typing import Any
 
 import triton
 import triton.language as tl
+import triton.language.extra.tlx as tlx
 
 from tlx_kernels.gemm import common as C
-from tlx_kernels.gemm.fastlaunch import FastLauncher
-from workbench import tlx
 
 
-@tlx.jit
+@triton.jit
+def _load_step(a_desc, b_desc, a_buf, b_buf, bar, off_m, off_n, off_k, A_T: tl.constexpr, B_T: tl.constexpr):
+    """TMA copies of one K-step's A and B tiles into one ring slot, completing on ``bar``."""
+    if A_T:
+        tlx.async_descriptor_load(a_desc, a_buf, [off_k, off_m], bar)
+    else:
+        tlx.async_descriptor_load(a_desc, a_buf, [off_m, off_k], bar)
+    if B_T:
+        tlx.async_descriptor_load(b_desc, b_buf, [off_n, off_k], bar)
+    else:
+        tlx.async_descriptor_load(b_desc, b_buf, [off_k, off_n], bar)
+
+
+@triton.jit
 def tma_pipelined_kernel(
     a_desc,
     b_desc,
@@ -36,9 +48,10 @@ def tma_pipelined_kernel(
     GROUP_M: tl.constexpr,
     A_T: tl.constexpr,
     B_T: tl.constexpr,
+    EPI_SPLIT: tl.constexpr = 1,
+    EPI_BUFS: tl.constexpr = 1,
 ):
     dtype = tlx.dtype_of(a_desc)
-    out_dtype = tlx.dtype_of(c_desc)
     if A_T:
         a_bufs = tlx.local_alloc((BK, BM), dtype, NUM_STAGES)
     else:
@@ -47,92 +60,69 @@ def tma_pipelined_kernel(
         b_bufs = tlx.local_alloc((BN, BK), dtype, NUM_STAGES)
     else:
         b_bufs = tlx.local_alloc((BK, BN), dtype, NUM_STAGES)
-    c_buf = tlx.local_alloc((BM, BN), out_dtype, 1)
+    c_bufs = tlx.local_alloc((BM, BN // EPI_SPLIT), tlx.dtype_of(c_desc), EPI_BUFS)
     ready = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
+    STEP_BYTES: tl.constexpr = (BM * BK + BK * BN) * tlx.size_of(dtype)
 
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    pid_m, pid_n = C.tile_coords(tl.program_id(0), num_pid_m, num_pid_n, GROUP_M)
+    pid_m, pid_n = C.tile_coords(tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN), GROUP_M)
     off_m = pid_m * BM
     off_n = pid_n * BN
     num_k = tl.cdiv(K, BK)
-    STEP_BYTES: tl.constexpr = (BM * BK + BK * BN) * tlx.size_of(dtype)
 
     # prologue: the first NUM_STAGES - 1 K-steps in flight
     for i in tl.static_range(NUM_STAGES - 1):
         if i < num_k:
             tlx.barrier_expect_bytes(ready[i], STEP_BYTES)
-            if A_T:
-                tlx.async_descriptor_load(a_desc, a_bufs[i], [i * BK, off_m], ready[i])
-            else:
-                tlx.async_descriptor_load(a_desc, a_bufs[i], [off_m, i * BK], ready[i])
-            if B_T:
-                tlx.async_descriptor_load(b_desc, b_bufs[i], [off_n, i * BK], ready[i])
-            else:
-                tlx.async_descriptor_load(b_desc, b_bufs[i], [i * BK, off_n], ready[i])
+            _load_step(a_desc, b_desc, a_bufs[i], b_bufs[i], ready[i], off_m, off_n, i * BK, A_T, B_T)
 
     acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(num_k):
-        slot, phase = tlx.get_bufidx_phase(k, NUM_STAGES)
-        tlx.barrier_wait(ready[slot], phase)
-        a = a_bufs[slot]
-        if A_T:
-            a = tlx.local_trans(a)
-        b = b_bufs[slot]
-        if B_T:
-            b = tlx.local_trans(b)
-        acc = tlx.async_dot(a, b, acc)
+    # num_stages=0: Triton's software pipeliner must leave this loop alone (it would add a wait(0)
+    # after every async_dot); TLX pipelines it by hand
+    for k in tl.range(0, num_k, num_stages=0):
+        slot = k % NUM_STAGES
+        tlx.barrier_wait(ready[slot], (k // NUM_STAGES) & 1)
+        acc = tlx.async_dot(C.operand(a_bufs[slot], A_T), C.operand(b_bufs[slot], B_T), acc)
         acc = tlx.async_dot_wait(1, acc)  # step k-1's wgmma is done: its slot can be refilled
         nxt = k + NUM_STAGES - 1
         if nxt < num_k:
             ns = nxt % NUM_STAGES
             tlx.barrier_expect_bytes(ready[ns], STEP_BYTES)
-            if A_T:
-                tlx.async_descriptor_load(a_desc, a_bufs[ns], [nxt * BK, off_m], ready[ns])
-            else:
-                tlx.async_descriptor_load(a_desc, a_bufs[ns], [off_m, nxt * BK], ready[ns])
-            if B_T:
-                tlx.async_descriptor_load(b_desc, b_bufs[ns], [off_n, nxt * BK], ready[ns])
-            else:
-                tlx.async_descriptor_load(b_desc, b_bufs[ns], [nxt * BK, off_n], ready[ns])
+            _load_step(a_desc, b_desc, a_bufs[ns], b_bufs[ns], ready[ns], off_m, off_n, nxt * BK, A_T, B_T)
     acc = tlx.async_dot_wait(0, acc)
 
-    tlx.local_store(c_buf[0], acc.to(out_dtype))
-    tlx.fence_async_shared()
-    tlx.async_descriptor_store(c_desc, c_buf[0], [off_m, off_n])
+    C.store_tile(c_desc, c_bufs, 0, acc, off_m, off_n, EPI_SPLIT, EPI_BUFS)
     tlx.async_descriptor_store_wait(0)
 
 
-# First = default. smem: ring S x (BM x BK + BK x BN) x 2 B + epilogue BM x BN x 2 B (limit 232,448 B).
+# First = default. smem: ring S x (BM x BK + BK x BN) x 2 B + epilogue BM x BN/EPI_SPLIT x 2 B x EPI_BUFS.
 CONFIGS: list[dict[str, Any]] = [
     dict(BM=128, BN=256, BK=64, NUM_STAGES=3, GROUP_M=8, num_warps=8),
-    dict(BM=128, BN=128, BK=64, NUM_STAGES=4, GROUP_M=8, num_warps=4),
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=8, EPI_SPLIT=4, EPI_BUFS=2, num_warps=8),
+    dict(BM=256, BN=128, BK=64, NUM_STAGES=4, GROUP_M=8, EPI_SPLIT=2, num_warps=8),
     dict(BM=128, BN=128, BK=64, NUM_STAGES=5, GROUP_M=8, num_warps=8),
-    dict(BM=256, BN=128, BK=64, NUM_STAGES=3, GROUP_M=8, num_warps=8),
 ]
 DEFAULT: dict[str, Any] = CONFIGS[0]
 KIND = "single-role"
+kernel = tma_pipelined_kernel
 _tuner = C.Tuner()
 
 
 def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | None = None):
     """(args, kwargs, grid, out) of one launch: descriptors for ``config``'s tiles, one CTA per tile."""
     cfg = dict(config or DEFAULT)
+    C.check_config(cfg, KIND)
     ops = C.operands(a, b, out)
     BM, BN, BK = cfg["BM"], cfg["BN"], cfg["BK"]
     a_desc, b_desc = C.ab_descriptors(ops, BM, BN, BK)
-    c_desc = C.descriptor(ops.c, [BM, BN])
+    c_desc = C.descriptor(ops.c, [BM, BN // cfg.get("EPI_SPLIT", 1)])
     grid = (triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN),)
     kwargs = dict(cfg, A_T=ops.a_t, B_T=ops.b_t)
     return (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kwargs, grid, ops.c
 
 
-_launcher = FastLauncher(tma_pipelined_kernel, prepare)
-
-
 def launch(a, b, config: dict[str, Any] | None = None, out=None):
-    """One launch with ``config`` (default :data:`DEFAULT`); repeats of a problem skip Triton's dispatch."""
-    return _launcher(a, b, dict(config or DEFAULT), out)
+    """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
+    return C.run(tma_pipelined_kernel, prepare(a, b, config, out))
 
 
 def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):

@@ -18,7 +18,6 @@ import triton
 import triton.language as tl
 
 from tlx_kernels.gemm import common as C
-from tlx_kernels.gemm.fastlaunch import FastLauncher
 
 
 @triton.jit
@@ -97,9 +96,8 @@ def dot_persistent_kernel(
         c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
 
 
-# First = default. PERSISTENT selects dot_persistent_kernel (NUM_SMS set at launch). Note: in Triton
-# 3.6 ``warp_specialize=True`` leaves this Hopper loop unspecialized (no ttg.warp_specialize in the
-# TTGIR, checked by compile-only tests), so WS only names the config Triton would specialize.
+# First = default. PERSISTENT selects dot_persistent_kernel (NUM_SMS set at launch); WS asks Triton to
+# warp-specialize its loop (tests/kernels/test_gemm_compile.py records whether Triton 3.8 does on sm_90).
 CONFIGS: list[dict[str, Any]] = [
     dict(PERSISTENT=True, WS=True, BM=128, BN=256, BK=64, GROUP_M=8, num_stages=3, num_warps=8),
     dict(PERSISTENT=True, WS=True, BM=128, BN=128, BK=64, GROUP_M=8, num_stages=4, num_warps=8),
@@ -129,26 +127,23 @@ def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | Non
     BM, BN, BK = cfg["BM"], cfg["BN"], cfg["BK"]
     a_desc, b_desc = C.ab_descriptors(ops, BM, BN, BK)
     c_desc = C.descriptor(ops.c, [BM, BN])
-    tiles = triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN)
     persistent = cfg.pop("PERSISTENT")
     kw = dict(cfg, A_T=ops.a_t, B_T=ops.b_t)
     if persistent:
-        n = max(1, min(tiles, sms or C.num_sms(a)))
-        kw["NUM_SMS"] = n
-        kernel, grid = dot_persistent_kernel, (n,)
+        grid = C.persistent_grid(ops, BM, BN, sms, a)
+        kw["NUM_SMS"] = grid[0]
+        kernel = dot_persistent_kernel
     else:
-        kernel, grid = dot_kernel, (tiles,)
+        kernel, grid = dot_kernel, (triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN),)
     return kernel, (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kw, grid, ops.c
 
 
-_launcher = FastLauncher(None, prepare)
-
-
 def launch(a, b, config: dict[str, Any] | None = None, out=None):
-    """One launch with ``config``; repeats of a problem skip Triton's dispatch, as the TLX modules' do."""
+    """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
     if a.is_cuda:
         _ensure_allocator()
-    return _launcher(a, b, dict(config or DEFAULT), out)
+    kernel, *prepared = prepare(a, b, config, out)
+    return C.run(kernel, tuple(prepared))
 
 
 def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):

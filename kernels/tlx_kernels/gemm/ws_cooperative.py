@@ -3,15 +3,17 @@
 Persistent: the grid is at most one CTA per SM; each CTA walks the output tiles ``pid, pid + grid,
 ...`` in GROUP_M-swizzled order. Roles (``tlx.async_tasks``):
 
-- producer (the default task, 4 warps, register budget lowered by setmaxnreg): waits for a free slot
-  of the ``NUM_STAGES``-deep ring (``empty``), arms ``full`` with the bytes to expect and issues three
-  TMA copies: the top and bottom halves of the A tile and the whole B tile;
-- two consumers (``replicate=2``, 4 warps each, ``CONSUMER_REGS`` registers): consumer ``cid`` owns rows
-  ``cid * BM/2 ...`` of the tile, waits on ``full``, issues an asynchronous wgmma on its half of A and
-  the shared B tile, keeps one wgmma in flight and releases the previous slot (``empty`` completes
-  when both consumers have arrived). Epilogue: registers -> shared memory -> TMA store, which runs
-  while the producer already fills the ring for the next tile (with ``EPI_SPLIT=2``: two column
-  halves in turn through a buffer half the size, so the ring can be one stage deeper).
+- producer (the default task, 4 warps; its register budget drops to what the consumers leave, 40
+  with ``CONSUMER_REGS=232``): waits for a free slot of the ``NUM_STAGES``-deep ring (``empty``),
+  arms ``full`` with the bytes to expect and issues three TMA copies: the top and bottom halves of the
+  A tile and the whole B tile;
+- two consumers (``replicate=2``, 4 warps each, ``CONSUMER_REGS`` registers via setmaxnreg): consumer
+  ``cid`` owns rows ``cid * BM/2 ...`` of the tile, waits on ``full``, issues an asynchronous wgmma on
+  its half of A and the shared B tile, keeps one wgmma group in flight and releases the previous slot
+  (``empty`` completes when both consumers have arrived; with ``WARP_BAR`` every consumer thread
+  arrives, so no warpgroup barrier precedes the arrival). Epilogue: fp32 -> output dtype -> shared
+  memory -> TMA store, in ``EPI_SPLIT`` column subtiles through ``EPI_BUFS`` buffers per consumer,
+  while the producer already fills the ring for the next tile.
 """
 
 from __future__ import annotations
@@ -20,13 +22,76 @@ from typing import Any
 
 import triton
 import triton.language as tl
+import triton.language.extra.tlx as tlx
 
 from tlx_kernels.gemm import common as C
-from tlx_kernels.gemm.fastlaunch import FastLauncher
-from workbench import tlx
 
 
-@tlx.jit
+@triton.jit
+def _produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+             BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, A_T: tl.constexpr,
+             B_T: tl.constexpr):
+    HALF: tl.constexpr = BM // 2
+    STEP_BYTES: tl.constexpr = (BM * BK + BK * BN) * tlx.size_of(tlx.dtype_of(a_desc))
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    num_k = tl.cdiv(K, BK)
+    it = 0
+    for tile in range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0)):
+        pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * BM
+        off_n = pid_n * BN
+        for k in range(num_k):
+            slot = it % NUM_STAGES
+            tlx.barrier_wait(empty[slot], ((it // NUM_STAGES) & 1) ^ 1)
+            bar = full[slot]
+            tlx.barrier_expect_bytes(bar, STEP_BYTES)
+            if A_T:
+                tlx.async_descriptor_load(a_desc, a_bufs[slot], [k * BK, off_m], bar)
+                tlx.async_descriptor_load(a_desc, a_bufs[NUM_STAGES + slot], [k * BK, off_m + HALF], bar)
+            else:
+                tlx.async_descriptor_load(a_desc, a_bufs[slot], [off_m, k * BK], bar)
+                tlx.async_descriptor_load(a_desc, a_bufs[NUM_STAGES + slot], [off_m + HALF, k * BK], bar)
+            if B_T:
+                tlx.async_descriptor_load(b_desc, b_bufs[slot], [off_n, k * BK], bar)
+            else:
+                tlx.async_descriptor_load(b_desc, b_bufs[slot], [k * BK, off_n], bar)
+            it += 1
+
+
+@triton.jit
+def _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid: tl.constexpr, BM: tl.constexpr,
+             BN: tl.constexpr, BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr,
+             A_T: tl.constexpr, B_T: tl.constexpr, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr):
+    HALF: tl.constexpr = BM // 2
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    num_k = tl.cdiv(K, BK)
+    it = 0
+    for tile in range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0)):
+        pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+        acc = tl.zeros((HALF, BN), dtype=tl.float32)
+        prev = 0
+        # num_stages=0: Triton's software pipeliner must leave this loop alone (it would add a wait(0)
+        # after every async_dot); TLX pipelines it by hand
+        for k in tl.range(0, num_k, num_stages=0):
+            slot = it % NUM_STAGES
+            tlx.barrier_wait(full[slot], (it // NUM_STAGES) & 1)
+            a = C.operand(a_bufs[cid * NUM_STAGES + slot], A_T)
+            acc = tlx.async_dot(a, C.operand(b_bufs[slot], B_T), acc)
+            # one wgmma group stays in flight: the previous step's is done, so its slot is free
+            acc = tlx.async_dot_wait(1, acc)
+            if k > 0:
+                tlx.barrier_arrive(empty[prev])
+            prev = slot
+            it += 1
+        acc = tlx.async_dot_wait(0, acc)
+        tlx.barrier_arrive(empty[prev])
+        C.store_tile(c_desc, c_bufs, cid * EPI_BUFS, acc, pid_m * BM + cid * HALF, pid_n * BN, EPI_SPLIT, EPI_BUFS)
+    tlx.async_descriptor_store_wait(0)
+
+
+@triton.jit
 def ws_cooperative_kernel(
     a_desc,
     b_desc,
@@ -41,133 +106,70 @@ def ws_cooperative_kernel(
     GROUP_M: tl.constexpr,
     A_T: tl.constexpr,
     B_T: tl.constexpr,
-    CONSUMER_REGS: tl.constexpr,
-    EPI_SPLIT: tl.constexpr,
+    CONSUMER_REGS: tl.constexpr = 232,
+    EPI_SPLIT: tl.constexpr = 1,
+    EPI_BUFS: tl.constexpr = 1,
+    WARP_BAR: tl.constexpr = False,
 ):
     dtype = tlx.dtype_of(a_desc)
-    out_dtype = tlx.dtype_of(c_desc)
     HALF: tl.constexpr = BM // 2
     if A_T:
-        a_bufs = tlx.local_alloc((BK, HALF), dtype, 2 * NUM_STAGES)
+        a_bufs = tlx.local_alloc((BK, HALF), dtype, 2 * NUM_STAGES)  # [slot] top halves, [S + slot] bottom
     else:
         a_bufs = tlx.local_alloc((HALF, BK), dtype, 2 * NUM_STAGES)
     if B_T:
         b_bufs = tlx.local_alloc((BN, BK), dtype, NUM_STAGES)
     else:
         b_bufs = tlx.local_alloc((BK, BN), dtype, NUM_STAGES)
-    EPI_N: tl.constexpr = BN // EPI_SPLIT
-    c_bufs = tlx.local_alloc((HALF, EPI_N), out_dtype, 2)
+    c_bufs = tlx.local_alloc((HALF, BN // EPI_SPLIT), tlx.dtype_of(c_desc), 2 * EPI_BUFS)
     full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
-    empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=2)
+    if WARP_BAR:
+        empty = tlx.alloc_warp_barrier(NUM_STAGES, num_warps=4, num_arrivals=2)
+    else:
+        empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=2)
 
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    num_tiles = num_pid_m * num_pid_n
-    num_k = tl.cdiv(K, BK)
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
     with tlx.async_tasks():
-        with tlx.async_task("default"):  # producer: TMA into the ring
-            it = 0
-            for tile in range(pid, num_tiles, nprog):
-                pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
-                off_m = pid_m * BM
-                off_n = pid_n * BN
-                for k in range(num_k):
-                    slot, phase = tlx.get_bufidx_phase(it, NUM_STAGES)
-                    tlx.barrier_wait(empty[slot], phase ^ 1)
-                    tlx.barrier_expect_bytes(full[slot], (BM * BK + BK * BN) * tlx.size_of(dtype))
-                    if A_T:
-                        tlx.async_descriptor_load(a_desc, a_bufs[slot], [k * BK, off_m], full[slot])
-                        tlx.async_descriptor_load(a_desc, a_bufs[NUM_STAGES + slot], [k * BK, off_m + HALF], full[slot])
-                    else:
-                        tlx.async_descriptor_load(a_desc, a_bufs[slot], [off_m, k * BK], full[slot])
-                        tlx.async_descriptor_load(a_desc, a_bufs[NUM_STAGES + slot], [off_m + HALF, k * BK], full[slot])
-                    if B_T:
-                        tlx.async_descriptor_load(b_desc, b_bufs[slot], [off_n, k * BK], full[slot])
-                    else:
-                        tlx.async_descriptor_load(b_desc, b_bufs[slot], [k * BK, off_n], full[slot])
-                    it += 1
-        with tlx.async_task(num_warps=4, num_regs=CONSUMER_REGS, replicate=2):  # consumers: half a tile each
-            cid = tlx.async_task_replica_id()
-            it = 0
-            for tile in range(pid, num_tiles, nprog):
-                pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
-                acc = tl.zeros((HALF, BN), dtype=tl.float32)
-                for k in range(num_k):
-                    slot, phase = tlx.get_bufidx_phase(it, NUM_STAGES)
-                    tlx.barrier_wait(full[slot], phase)
-                    a = a_bufs[cid * NUM_STAGES + slot]
-                    if A_T:
-                        a = tlx.local_trans(a)
-                    b = b_bufs[slot]
-                    if B_T:
-                        b = tlx.local_trans(b)
-                    acc = tlx.async_dot(a, b, acc)
-                    # one wgmma stays in flight: the one of the previous step is done, free its slot
-                    acc = tlx.async_dot_wait(1, acc)
-                    if k > 0:
-                        tlx.barrier_arrive(empty[(it + NUM_STAGES - 1) % NUM_STAGES])
-                    it += 1
-                acc = tlx.async_dot_wait(0, acc)
-                tlx.barrier_arrive(empty[(it + NUM_STAGES - 1) % NUM_STAGES])
-                c = acc.to(out_dtype)
-                if EPI_SPLIT == 1:
-                    tlx.async_descriptor_store_wait(0)  # the previous tile's store has read c_bufs[cid]
-                    tlx.local_store(c_bufs[cid], c)
-                    tlx.fence_async_shared()
-                    tlx.async_descriptor_store(c_desc, c_bufs[cid], [pid_m * BM + cid * HALF, pid_n * BN])
-                else:  # two column halves through one HALF x BN/2 buffer (frees shared memory for the ring)
-                    c0, c1 = tl.split(tl.permute(tl.reshape(c, [HALF, 2, EPI_N]), [0, 2, 1]))
-                    tlx.async_descriptor_store_wait(0)
-                    tlx.local_store(c_bufs[cid], c0)
-                    tlx.fence_async_shared()
-                    tlx.async_descriptor_store(c_desc, c_bufs[cid], [pid_m * BM + cid * HALF, pid_n * BN])
-                    tlx.async_descriptor_store_wait(0)
-                    tlx.local_store(c_bufs[cid], c1)
-                    tlx.fence_async_shared()
-                    tlx.async_descriptor_store(c_desc, c_bufs[cid], [pid_m * BM + cid * HALF, pid_n * BN + EPI_N])
-            tlx.async_descriptor_store_wait(0)
+        with tlx.async_task("default"):
+            _produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM, BN, BK, NUM_STAGES, GROUP_M, A_T, B_T)
+        with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=2):
+            cid: tl.constexpr = tlx.async_task_replica_id()
+            _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid, BM, BN, BK, NUM_STAGES, GROUP_M,
+                     A_T, B_T, EPI_SPLIT, EPI_BUFS)
 
 
-# Small config set for the GPU tuner (first = default).
-# smem: ring S x (BM x BK + BK x BN) x 2 B + epilogue BM x BN x 2 B / EPI_SPLIT (limit 232,448 B).
-# EPI_SPLIT=2: each consumer stores its HALF x BN accumulator as two HALF x BN/2 TMA stores through one
-# buffer (the split is free: no convert_layout, same stmatrix count), which leaves room for a 4th stage
-# of the 128x256x64 ring: 4 x 48 KiB + 32 KiB = 229,376 B (+ barriers) instead of 3 x 48 KiB + 64 KiB.
+# First = default (the tuner and bench/gemm.py --sweep pick per problem; see bench/results/gemm-sweep-*).
+# smem: ring S x (BM x BK + BK x BN) x 2 B + epilogue 2 x BM/2 x BN/EPI_SPLIT x 2 B x EPI_BUFS
+# (limit 232,448 B): 128x256x64 with 4 stages (196,608 B) leaves room for 32 KiB of epilogue buffers.
 CONFIGS: list[dict[str, Any]] = [
-    dict(BM=128, BN=256, BK=64, NUM_STAGES=3, GROUP_M=8, CONSUMER_REGS=232, num_warps=4),
-    dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=16, CONSUMER_REGS=232, EPI_SPLIT=2, num_warps=4),
-    dict(BM=128, BN=256, BK=64, NUM_STAGES=3, GROUP_M=16, CONSUMER_REGS=232, num_warps=4),
-    dict(BM=128, BN=128, BK=64, NUM_STAGES=5, GROUP_M=8, CONSUMER_REGS=232, num_warps=4),
-    dict(BM=256, BN=128, BK=64, NUM_STAGES=3, GROUP_M=8, CONSUMER_REGS=232, num_warps=4),
-    dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=8, CONSUMER_REGS=232, EPI_SPLIT=2, num_warps=4),
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=8, EPI_SPLIT=2, num_warps=4),
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=16, EPI_SPLIT=4, EPI_BUFS=2, num_warps=4),
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=3, GROUP_M=8, num_warps=4),
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=8, EPI_SPLIT=2, WARP_BAR=True, num_warps=4),
+    dict(BM=256, BN=128, BK=64, NUM_STAGES=4, GROUP_M=8, EPI_SPLIT=2, num_warps=4),
+    dict(BM=128, BN=128, BK=64, NUM_STAGES=6, GROUP_M=8, num_warps=4),
 ]
 DEFAULT: dict[str, Any] = CONFIGS[0]
 KIND = "cooperative"
+kernel = ws_cooperative_kernel
 _tuner = C.Tuner()
 
 
 def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | None = None):
     """(args, kwargs, grid, out) of one launch: descriptors for ``config``'s tiles, persistent grid."""
     cfg = dict(config or DEFAULT)
+    C.check_config(cfg, KIND)
     ops = C.operands(a, b, out)
     BM, BN, BK = cfg["BM"], cfg["BN"], cfg["BK"]
     a_desc, b_desc = C.ab_descriptors(ops, BM // 2, BN, BK)
     c_desc = C.descriptor(ops.c, [BM // 2, BN // cfg.get("EPI_SPLIT", 1)])
-    tiles = triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN)
-    grid = (max(1, min(tiles, sms or C.num_sms(a))),)
+    grid = C.persistent_grid(ops, BM, BN, sms, a)
     kwargs = dict(cfg, A_T=ops.a_t, B_T=ops.b_t)
-    kwargs.setdefault("EPI_SPLIT", 1)
     return (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kwargs, grid, ops.c
 
 
-_launcher = FastLauncher(ws_cooperative_kernel, prepare)
-
-
 def launch(a, b, config: dict[str, Any] | None = None, out=None):
-    """One launch with ``config`` (default :data:`DEFAULT`); repeats of a problem skip Triton's dispatch."""
-    return _launcher(a, b, dict(config or DEFAULT), out)
+    """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
+    return C.run(ws_cooperative_kernel, prepare(a, b, config, out))
 
 
 def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):

@@ -13,8 +13,9 @@ Named barriers (hardware ids 9 and 10, 256 threads = both consumer warpgroups) h
 cores back and forth: consumer 0 waits on 9 before its main loop, consumer 1 on 10; each arrives on
 the other's barrier once it has issued its last wgmma of a tile (only if the other has a next tile,
 so no arrival is left dangling at exit), and consumer 1 arrives on 9 once at the start so consumer
-0 goes first. While one consumer runs its main loop, the other runs its epilogue (fp32 -> bf16,
-registers -> shared memory -> TMA store): the epilogue of one overlaps the main loop of the other.
+0 goes first. While one consumer runs its main loop, the other runs its epilogue (fp32 -> output
+dtype, registers -> shared memory -> TMA store, in ``EPI_SPLIT`` subtiles): the epilogue of one
+overlaps the main loop of the other.
 """
 
 from __future__ import annotations
@@ -23,13 +24,72 @@ from typing import Any
 
 import triton
 import triton.language as tl
+import triton.language.extra.tlx as tlx
 
 from tlx_kernels.gemm import common as C
-from tlx_kernels.gemm.fastlaunch import FastLauncher
-from workbench import tlx
+from tlx_kernels.gemm.tma_pipelined import _load_step
 
 
-@tlx.jit
+@triton.jit
+def _produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+             BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, A_T: tl.constexpr,
+             B_T: tl.constexpr):
+    STEP_BYTES: tl.constexpr = (BM * BK + BK * BN) * tlx.size_of(tlx.dtype_of(a_desc))
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    num_k = tl.cdiv(K, BK)
+    it = 0
+    for tile in range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0)):
+        pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+        for k in range(num_k):
+            slot = it % NUM_STAGES
+            tlx.barrier_wait(empty[slot], ((it // NUM_STAGES) & 1) ^ 1)
+            tlx.barrier_expect_bytes(full[slot], STEP_BYTES)
+            _load_step(a_desc, b_desc, a_bufs[slot], b_bufs[slot], full[slot], pid_m * BM, pid_n * BN, k * BK,
+                       A_T, B_T)
+            it += 1
+
+
+@triton.jit
+def _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid: tl.constexpr, BM: tl.constexpr,
+             BN: tl.constexpr, BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr,
+             A_T: tl.constexpr, B_T: tl.constexpr, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr):
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    num_k = tl.cdiv(K, BK)
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    my_tiles = tl.cdiv(num_pid_m * num_pid_n - pid, nprog)  # tiles of this CTA (grid <= tiles, so >= 1)
+    if cid == 1:
+        tlx.named_barrier_arrive(9, 256)  # consumer 0 takes the tensor cores first
+    for j in range(cid, my_tiles, 2):
+        pid_m, pid_n = C.tile_coords(pid + j * nprog, num_pid_m, num_pid_n, GROUP_M)
+        it = j * num_k
+        tlx.named_barrier_wait(9 + cid, 256)  # my turn on the tensor cores
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        prev = 0
+        # num_stages=0: Triton's software pipeliner must leave this loop alone (it would add a wait(0)
+        # after every async_dot); TLX pipelines it by hand
+        for k in tl.range(0, num_k, num_stages=0):
+            slot = it % NUM_STAGES
+            tlx.barrier_wait(full[slot], (it // NUM_STAGES) & 1)
+            acc = tlx.async_dot(C.operand(a_bufs[slot], A_T), C.operand(b_bufs[slot], B_T), acc)
+            acc = tlx.async_dot_wait(1, acc)
+            if k > 0:
+                tlx.barrier_arrive(empty[prev])
+            prev = slot
+            it += 1
+        # every wgmma of this tile is issued: hand the tensor cores to the other consumer
+        if j + 1 < my_tiles:
+            tlx.named_barrier_arrive(10 - cid, 256)
+        acc = tlx.async_dot_wait(0, acc)
+        tlx.barrier_arrive(empty[prev])
+        # epilogue, overlapping the other consumer's main loop
+        C.store_tile(c_desc, c_bufs, cid * EPI_BUFS, acc, pid_m * BM, pid_n * BN, EPI_SPLIT, EPI_BUFS)
+    tlx.async_descriptor_store_wait(0)
+
+
+@triton.jit
 def ws_pingpong_kernel(
     a_desc,
     b_desc,
@@ -44,10 +104,11 @@ def ws_pingpong_kernel(
     GROUP_M: tl.constexpr,
     A_T: tl.constexpr,
     B_T: tl.constexpr,
-    CONSUMER_REGS: tl.constexpr,
+    CONSUMER_REGS: tl.constexpr = 232,
+    EPI_SPLIT: tl.constexpr = 1,
+    EPI_BUFS: tl.constexpr = 1,
 ):
     dtype = tlx.dtype_of(a_desc)
-    out_dtype = tlx.dtype_of(c_desc)
     if A_T:
         a_bufs = tlx.local_alloc((BK, BM), dtype, NUM_STAGES)
     else:
@@ -56,113 +117,48 @@ def ws_pingpong_kernel(
         b_bufs = tlx.local_alloc((BN, BK), dtype, NUM_STAGES)
     else:
         b_bufs = tlx.local_alloc((BK, BN), dtype, NUM_STAGES)
-    c_bufs = tlx.local_alloc((BM, BN), out_dtype, 2)
+    c_bufs = tlx.local_alloc((BM, BN // EPI_SPLIT), tlx.dtype_of(c_desc), 2 * EPI_BUFS)
     full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
     empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
 
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    num_tiles = num_pid_m * num_pid_n
-    num_k = tl.cdiv(K, BK)
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    my_tiles = tl.cdiv(num_tiles - pid, nprog)  # tiles of this CTA (grid <= num_tiles, so >= 1)
     with tlx.async_tasks():
-        with tlx.async_task("default"):  # producer
-            it = 0
-            for tile in range(pid, num_tiles, nprog):
-                pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
-                off_m = pid_m * BM
-                off_n = pid_n * BN
-                for k in range(num_k):
-                    slot, phase = tlx.get_bufidx_phase(it, NUM_STAGES)
-                    tlx.barrier_wait(empty[slot], phase ^ 1)
-                    tlx.barrier_expect_bytes(full[slot], (BM * BK + BK * BN) * tlx.size_of(dtype))
-                    if A_T:
-                        tlx.async_descriptor_load(a_desc, a_bufs[slot], [k * BK, off_m], full[slot])
-                    else:
-                        tlx.async_descriptor_load(a_desc, a_bufs[slot], [off_m, k * BK], full[slot])
-                    if B_T:
-                        tlx.async_descriptor_load(b_desc, b_bufs[slot], [off_n, k * BK], full[slot])
-                    else:
-                        tlx.async_descriptor_load(b_desc, b_bufs[slot], [k * BK, off_n], full[slot])
-                    it += 1
-        with tlx.async_task(num_warps=4, num_regs=CONSUMER_REGS, replicate=2):  # consumers: alternate tiles
-            cid = tlx.async_task_replica_id()
-            if cid == 1:
-                tlx.named_barrier_arrive(9, 256)  # consumer 0 takes the tensor cores first
-            for j in range(cid, my_tiles, 2):
-                tile = pid + j * nprog
-                pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
-                it = j * num_k
-                # my turn on the tensor cores
-                if cid == 0:
-                    tlx.named_barrier_wait(9, 256)
-                else:
-                    tlx.named_barrier_wait(10, 256)
-                acc = tl.zeros((BM, BN), dtype=tl.float32)
-                for k in range(num_k):
-                    slot, phase = tlx.get_bufidx_phase(it, NUM_STAGES)
-                    tlx.barrier_wait(full[slot], phase)
-                    a = a_bufs[slot]
-                    if A_T:
-                        a = tlx.local_trans(a)
-                    b = b_bufs[slot]
-                    if B_T:
-                        b = tlx.local_trans(b)
-                    acc = tlx.async_dot(a, b, acc)
-                    acc = tlx.async_dot_wait(1, acc)
-                    if k > 0:
-                        tlx.barrier_arrive(empty[(it + NUM_STAGES - 1) % NUM_STAGES])
-                    it += 1
-                # all wgmmas of this tile are issued: hand the tensor cores to the other consumer
-                if j + 1 < my_tiles:
-                    if cid == 0:
-                        tlx.named_barrier_arrive(10, 256)
-                    else:
-                        tlx.named_barrier_arrive(9, 256)
-                acc = tlx.async_dot_wait(0, acc)
-                tlx.barrier_arrive(empty[(it + NUM_STAGES - 1) % NUM_STAGES])
-                # epilogue, overlapping the other consumer's main loop
-                c = acc.to(out_dtype)
-                tlx.async_descriptor_store_wait(0)  # my previous tile's store has read c_bufs[cid]
-                tlx.local_store(c_bufs[cid], c)
-                tlx.fence_async_shared()
-                tlx.async_descriptor_store(c_desc, c_bufs[cid], [pid_m * BM, pid_n * BN])
-            tlx.async_descriptor_store_wait(0)
+        with tlx.async_task("default"):
+            _produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM, BN, BK, NUM_STAGES, GROUP_M, A_T, B_T)
+        with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=2):
+            cid: tl.constexpr = tlx.async_task_replica_id()
+            _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid, BM, BN, BK, NUM_STAGES, GROUP_M,
+                     A_T, B_T, EPI_SPLIT, EPI_BUFS)
 
 
-# First = default. smem: ring S x (BM x BK + BK x BN) x 2 B + 2 epilogue tiles BM x BN x 2 B.
+# First = default. smem: ring S x (BM x BK + BK x BN) x 2 B + 2 consumers x BM x BN/EPI_SPLIT x 2 B x EPI_BUFS.
 CONFIGS: list[dict[str, Any]] = [
-    dict(BM=128, BN=128, BK=64, NUM_STAGES=5, GROUP_M=8, CONSUMER_REGS=232, num_warps=4),
-    dict(BM=128, BN=128, BK=64, NUM_STAGES=4, GROUP_M=8, CONSUMER_REGS=232, num_warps=4),
-    dict(BM=128, BN=128, BK=64, NUM_STAGES=5, GROUP_M=16, CONSUMER_REGS=232, num_warps=4),
-    dict(BM=64, BN=256, BK=64, NUM_STAGES=4, GROUP_M=8, CONSUMER_REGS=232, num_warps=4),
+    dict(BM=128, BN=128, BK=64, NUM_STAGES=6, GROUP_M=8, EPI_SPLIT=2, num_warps=4),
+    dict(BM=128, BN=128, BK=64, NUM_STAGES=5, GROUP_M=8, num_warps=4),
+    dict(BM=128, BN=128, BK=64, NUM_STAGES=6, GROUP_M=16, EPI_SPLIT=4, EPI_BUFS=2, num_warps=4),
+    dict(BM=64, BN=256, BK=64, NUM_STAGES=5, GROUP_M=8, EPI_SPLIT=4, num_warps=4),
 ]
 DEFAULT: dict[str, Any] = CONFIGS[0]
 KIND = "pingpong"
+kernel = ws_pingpong_kernel
 _tuner = C.Tuner()
 
 
 def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | None = None):
     """(args, kwargs, grid, out) of one launch: descriptors for ``config``'s tiles, persistent grid."""
     cfg = dict(config or DEFAULT)
+    C.check_config(cfg, KIND)
     ops = C.operands(a, b, out)
     BM, BN, BK = cfg["BM"], cfg["BN"], cfg["BK"]
     a_desc, b_desc = C.ab_descriptors(ops, BM, BN, BK)
-    c_desc = C.descriptor(ops.c, [BM, BN])
-    tiles = triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN)
-    grid = (max(1, min(tiles, sms or C.num_sms(a))),)
+    c_desc = C.descriptor(ops.c, [BM, BN // cfg.get("EPI_SPLIT", 1)])
+    grid = C.persistent_grid(ops, BM, BN, sms, a)
     kwargs = dict(cfg, A_T=ops.a_t, B_T=ops.b_t)
     return (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kwargs, grid, ops.c
 
 
-_launcher = FastLauncher(ws_pingpong_kernel, prepare)
-
-
 def launch(a, b, config: dict[str, Any] | None = None, out=None):
-    """One launch with ``config`` (default :data:`DEFAULT`); repeats of a problem skip Triton's dispatch."""
-    return _launcher(a, b, dict(config or DEFAULT), out)
+    """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
+    return C.run(ws_pingpong_kernel, prepare(a, b, config, out))
 
 
 def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):
