@@ -51,9 +51,9 @@ def main() -> int:
     import triton
 
     import workbench
+    from workbench.analyse.srcmap import build_line_map, stage_locations
     from workbench.compile import cache
     from workbench.compile.tools import disassemble
-    from workbench.ir.srcmap import build_line_map, stage_locations
 
     rows = []
     warm_fn, warm_args, warm_kw = cases()["vector_add"]

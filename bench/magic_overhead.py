@@ -84,7 +84,7 @@ def main() -> int:
     ip.run_line_magic("load_ext", "workbench")
     ip.run_cell(
         "import triton, triton.language as tl, torch\nfrom workbench import tlx\n"
-        "from workbench.magic.device import detect\nDEVICE = detect().torch_device"
+        "from workbench.run.device import detect\nDEVICE = detect().torch_device"
     )
     rows = [measure(ip, "triton add_kernel", TRITON_CELL, TRITON_LAUNCH, TRITON_PLAIN, a.n)]
     if not a.no_tlx:
@@ -92,7 +92,7 @@ def main() -> int:
             rows.append(measure(ip, "tlx ew_kernel", TLX_CELL, TLX_LAUNCH, TLX_PLAIN, a.n))
         except Exception as e:  # the TLX front end is optional
             print(f"(tlx kernel skipped: {type(e).__name__}: {e})")
-    from workbench.magic.device import detect
+    from workbench.run.device import detect
 
     dev = detect()
     print(f"%%tlx overhead on a compile-cache hit ({a.n} runs each; device: {dev.name or 'none: ' + str(dev.reason)})")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""GPU acceptance run for workbench.profile (issue 6). Needs a CUDA GPU; about a minute on an H200.
+"""GPU acceptance run for workbench.measure (issue 6). Needs a CUDA GPU; about a minute on an H200.
 
     python bench/measure.py                  # writes bench/results/measure-<date>.json
     python bench/measure.py --out some.json
@@ -227,8 +227,8 @@ def main() -> int:
     try:
         import torch
 
-        import workbench.profile as prof
-        from workbench.profile._env import driver_version, versions
+        import workbench.measure as prof
+        from workbench.measure._env import driver_version, versions
 
         record["versions"] = versions()
         if not torch.cuda.is_available():
@@ -287,7 +287,7 @@ def _finish(record: dict[str, Any], out: Path | None, started: dt.datetime, t_st
     record["elapsed_s"] = round(time.perf_counter() - t_start, 1)
 
     print(
-        f"\nworkbench.profile measure: {record.get('device', '?')}, driver {record.get('driver', '?')}, "
+        f"\nworkbench.measure measure: {record.get('device', '?')}, driver {record.get('driver', '?')}, "
         f"{record.get('versions', {})}"
     )
     if "fatal" in record:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""GPU acceptance run for workbench.timeline (issue 7): the warp-specialized TLX GEMM's per-role timeline.
+"""GPU acceptance run for workbench.measure.timeline (issue 7): the warp-specialized TLX GEMM's per-role timeline.
 
     python bench/timeline_ws_gemm.py                       # 2048^3 bf16; writes bench/results/...
     python bench/timeline_ws_gemm.py --out /tmp/x --size 4096
@@ -120,7 +120,7 @@ def main() -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d-%H%M%S")
     result: dict[str, Any] = {
-        "what": "workbench.timeline acceptance: per-role timeline of the TLX warp-specialized GEMM (ws_gemm)",
+        "what": "workbench.measure.timeline acceptance: per-role timeline of the TLX warp-specialized GEMM (ws_gemm)",
         "date": stamp,
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "size": a.size,
@@ -128,7 +128,7 @@ def main() -> int:
     }
     ok = True
     try:
-        from workbench.profile._env import environment
+        from workbench.measure._env import environment
 
         result["env"] = environment()
         say(f"device {result['env'].get('device')}, triton {result['env'].get('triton')}")
@@ -155,7 +155,7 @@ def main() -> int:
     # 2
     tl = None
     try:
-        from workbench.timeline import run_timeline
+        from workbench.measure.timeline import run_timeline
 
         flops = 2.0 * s["M"] * s["N"] * s["K"]
         tl = run_timeline(
@@ -205,11 +205,11 @@ def main() -> int:
             data_dir = Path(a.data_dir)
             data_dir.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(sample, data_dir / "ws_gemm_trace.json.gz")
-            from workbench.timeline.trace import pick_ctas
+            from workbench.measure.timeline.trace import pick_ctas
 
             pf = tl.to_perfetto(out_dir / f"timeline-ws-gemm-{stamp}.perfetto.json", pick_ctas(tl.trace, a.ctas))
             # stats of the sample itself, for the CPU tests to compare with
-            from workbench.timeline import analyze, read_trace
+            from workbench.measure.timeline import analyze, read_trace
 
             back = analyze(read_trace(sample))
             result["parts"]["sample"] = {
@@ -228,7 +228,7 @@ def main() -> int:
     # 5
     if not a.no_overflow_check and time.perf_counter() - T0 < 90:
         try:
-            from workbench.timeline import ModeSpec, run_timeline
+            from workbench.measure.timeline import ModeSpec, run_timeline
 
             small = ModeSpec(buffer_size=3 * 1024, sampled_warps=(0, 4, 8))  # 64 events per warp
             tl2 = run_timeline(s["kernel"], s["grid"], *s["args"], spec=small, time_it=False, log=say, **s["kw"])

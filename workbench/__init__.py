@@ -1,4 +1,4 @@
-"""TLX Workbench: write, compile, inspect, run and profile TLX-style GPU kernels.
+"""TLX Workbench: write, compile, inspect, check, run and profile TLX GPU kernels (real TLX: triton-utlx).
 
 ``workbench.compile(kernel, *args, target="sm_90", **options)`` returns an Artifact with every
 compiler stage, source maps, metadata and layouts, with no GPU needed. ``%load_ext workbench``
@@ -37,11 +37,17 @@ from workbench.compile import compile  # noqa: E402
 from workbench.compile.artifact import Artifact  # noqa: E402
 
 
+_SUBPACKAGES = {"analyse": "workbench.analyse", "check": "workbench.check", "run": "workbench.run",
+                "measure": "workbench.measure", "report": "workbench.report", "magic": "workbench.magic",
+                # the per-role timelines are part of measure; workbench.timeline is their short name
+                "timeline": "workbench.measure.timeline"}
+
+
 def __getattr__(name: str):
-    if name in ("tlx", "ir", "layouts", "profile", "timeline", "report", "run", "magic"):
+    if name in _SUBPACKAGES:
         import importlib
 
-        return importlib.import_module(f"workbench.{name}")
+        return importlib.import_module(_SUBPACKAGES[name])
     raise AttributeError(name)
 
 

@@ -79,7 +79,7 @@ export function timelineSpans(p: Obj): Span[] {
         continue;
       }
       const who = o.role ?? o.row ?? (o.warp !== undefined ? `warp ${o.warp}` : rowDefault);
-      // workbench.timeline lanes: one row per (CTA, role).
+      // workbench.measure.timeline lanes: one row per (CTA, role).
       const row = o.cta !== undefined && o.cta !== null ? `CTA ${String(o.cta)} \u00b7 ${String(who)}` : String(who);
       out.push({ row, name: String(o.name ?? o.scope ?? o.role ?? ''), start, end });
     }

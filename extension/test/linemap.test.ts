@@ -110,7 +110,7 @@ describe('normalizeReport', () => {
 import { timelineSpans } from '../src/plots';
 
 describe('timeline payloads', () => {
-  it('reads workbench.timeline lanes (start_ns + dur_ns, one row per CTA and role)', () => {
+  it('reads workbench.measure.timeline lanes (start_ns + dur_ns, one row per CTA and role)', () => {
     const spans = timelineSpans({
       kind: 'timeline',
       events: 120,

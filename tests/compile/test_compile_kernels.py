@@ -28,11 +28,14 @@ def test_vector_add_stages_and_metadata():
     assert art.metadata.num_warps == 4 and art.metadata.target == "sm_90"
     assert art.metadata.registers and art.metadata.registers > 0
     assert art.metadata.spills == 0 and art.metadata.local_bytes == 0
-    assert art.metadata.triton_version == "3.6.0"
+    assert art.metadata.triton_version == "3.8.0"
     load_line = sk.line_of("x = tl.load(x_ptr")
     assert any("tt.load" in ln for ln in _lines(art, "ttgir", load_line))
     assert any("ld.global" in ln for ln in _lines(art, "ptx", load_line))
-    assert any("LDG" in ln for ln in _lines(art, "sass", load_line))
+    # ptxas attributes the instructions of a multi-line inline-asm block to the block's first line plus the
+    # asm line's index (LLVM 21 emits one .loc per asm line): the x load's LDG lands on a line of the block's
+    # span, not always the load's own line. The PTX map above ignores those .locs; SASS keeps what ptxas wrote.
+    assert any("LDG" in ln for k in range(4) for ln in _lines(art, "sass", load_line + k))
     assert art.source.filename == sk.__file__
     assert art.source.first_line == sk.line_of("def vector_add")
 
@@ -124,9 +127,9 @@ def test_diff_of_two_artifacts():
     x = torch.empty(1024)
     a = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=512, num_warps=4)
     b = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=512, num_warps=2)
-    d = workbench.ir.diff(a, b, "ttgir")
+    d = workbench.analyse.diff(a, b, "ttgir")
     assert d.changed and "warpsPerCTA" in d.unified
-    same = workbench.ir.diff(a, a, "ptx")
+    same = workbench.analyse.diff(a, a, "ptx")
     assert not same.changed and same.unified == ""
 
 

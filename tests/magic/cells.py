@@ -43,7 +43,7 @@ scale_kernel[(triton.cdiv(n, 256),)](out, scaled, n, 2.0, BLOCK=256)
 GLUON = """@gluon.jit
 def copy_kernel(src, dst, n, BLOCK: gl.constexpr):
     layout: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    offs = gl.arange(0, BLOCK, layout=layout) + gl.program_id(0) * BLOCK
     mask = offs < n
     gl.store(dst + offs, gl.load(src + offs, mask=mask), mask=mask)
 
@@ -67,28 +67,28 @@ out = torch.empty(n, device=DEVICE)
 tuned_add[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
 """
 
-TLX = """@tlx.jit
+TLX = """@triton.jit
 def ew_kernel(x_ptr, y_ptr, n_elements, TILES: tl.constexpr, BLOCK: tl.constexpr, NUM_BUF: tl.constexpr):
     pid = tl.program_id(0)
     bufs = tlx.local_alloc((BLOCK,), tl.float32, NUM_BUF)
-    full = tlx.alloc_barriers(NUM_BUF, arrive_count=1)
-    empty = tlx.alloc_barriers(NUM_BUF, arrive_count=1)
+    full = tlx.alloc_barriers(num_barriers=NUM_BUF, arrive_count=1)
+    empty = tlx.alloc_barriers(num_barriers=NUM_BUF, arrive_count=128)
     with tlx.async_tasks():
         with tlx.async_task("default"):
             for t in range(TILES):
-                slot, phase = tlx.get_bufidx_phase(t, NUM_BUF)
-                tlx.barrier_wait(empty[slot], phase ^ 1)
+                slot = t % NUM_BUF
+                tlx.barrier_wait(tlx.local_view(empty, slot), ((t // NUM_BUF) & 1) ^ 1)
                 offs = (pid * TILES + t) * BLOCK + tl.arange(0, BLOCK)
-                tlx.local_store(bufs[slot], tl.load(x_ptr + offs, mask=offs < n_elements, other=0.0))
-                tlx.barrier_arrive(full[slot])
+                tlx.local_store(tlx.local_view(bufs, slot), tl.load(x_ptr + offs, mask=offs < n_elements, other=0.0))
+                tlx.barrier_arrive(tlx.local_view(full, slot))
         with tlx.async_task(num_warps=4):
             for t in range(TILES):
-                slot, phase = tlx.get_bufidx_phase(t, NUM_BUF)
-                tlx.barrier_wait(full[slot], phase)
-                y = tlx.local_load(bufs[slot]) * 2.0
+                slot = t % NUM_BUF
+                tlx.barrier_wait(tlx.local_view(full, slot), (t // NUM_BUF) & 1)
+                y = tlx.local_load(tlx.local_view(bufs, slot)) * 2.0
                 offs = (pid * TILES + t) * BLOCK + tl.arange(0, BLOCK)
                 tl.store(y_ptr + offs, y, mask=offs < n_elements)
-                tlx.barrier_arrive(empty[slot])
+                tlx.barrier_arrive(tlx.local_view(empty, slot))
 
 x = torch.randn(8192, device=DEVICE)
 y = torch.empty_like(x)

@@ -22,6 +22,6 @@ def _session_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def has_gpu() -> bool:
-    from workbench.magic.device import detect
+    from workbench.run.device import detect
 
     return detect().available

@@ -275,8 +275,11 @@ def test_tlx_kernel(ip, has_gpu):
     validate(d)
     assert d["kernel"]["kind"] == "tlx" and d["kernel"]["source"]["in_cell"]
     names = [s["name"] for s in d["stages"]]
-    assert names[:2] == ["tlx", "gluon"] and "ttgir" in names and "sass" in names
+    assert names == ["ttir", "ttgir", "llir", "ptx", "sass"]
     ttgir = next(s for s in d["stages"] if s["name"] == "ttgir")
     assert str(TLX_STORE_LINE) in ttgir["line_map"]
+    assert "ttg.warp_specialize" in ttgir["text"]
+    tasks = d["metadata"]["tasks"]
+    assert [t["num_warps"] for t in tasks] == [4, 4] and tasks[0]["partition"] is None
     [c] = d["runs"][-1]["checks"]
     assert c["status"] == ("passed" if has_gpu else "skipped")

@@ -23,6 +23,8 @@ class Metadata:
     spill_loads: int | None = None
     local_bytes: int | None = None  # stack frame bytes per thread
     max_threads: int | None = None
+    # warp-specialized kernels: one entry per async task (workbench.compile.tasks)
+    tasks: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

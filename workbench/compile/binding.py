@@ -6,11 +6,12 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.compile.triton_reach import jit_file_line, specialize
 from workbench.errors import ArgumentError
 
 _OPTION_NAMES = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug",
                  "launch_cooperative_grid", "launch_pdl", "sanitize_overflow", "ptx_options",
-                 "ir_override", "instrumentation_mode"}
+                 "ir_override", "instrumentation_mode", "ctas_per_cga"}
 
 
 @dataclass
@@ -23,17 +24,28 @@ class Bound:
 
 def _where(fn) -> tuple[str | None, int | None]:
     try:
-        from triton.runtime.jit import get_jit_fn_file_line
-
-        return get_jit_fn_file_line(fn)
+        return jit_file_line(fn)
     except Exception:
         return None, None
 
 
+def _cluster_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """TLX's ``ctas_per_cga=(N, 1, 1)`` is Triton's ``num_ctas=N`` (uTLX converts it the same way at launch)."""
+    kwargs = dict(kwargs)
+    cga = kwargs.pop("ctas_per_cga", None)
+    if cga is not None:
+        dims = tuple(int(d) for d in cga)
+        if len(dims) != 3 or dims[1:] != (1, 1):
+            raise ArgumentError(f"ctas_per_cga={cga!r}: only (N, 1, 1) clusters exist on upstream Triton",
+                                hint="use ctas_per_cga=(2, 1, 1) or similar")
+        if dims[0] != 1:
+            kwargs["num_ctas"] = dims[0]
+    return kwargs
+
+
 def bind(fn, backend, args: tuple, kwargs: dict[str, Any]) -> Bound:
     """Bind ``args``/``kwargs`` against JITFunction ``fn`` and compute signature, constexprs, attrs."""
-    from triton.runtime.jit import create_function_from_signature
-
+    kwargs = _cluster_options(kwargs)
     filename, line = _where(fn)
     names = [p.name for p in fn.params]
     unknown = [k for k in kwargs if k not in names and k not in _OPTION_NAMES]
@@ -58,12 +70,12 @@ def bind(fn, backend, args: tuple, kwargs: dict[str, Any]) -> Bound:
         if hasattr(value, "data_ptr") and not hasattr(value, "dtype"):
             raise ArgumentError(f"argument {p.name!r} (#{i}) has data_ptr() but no dtype",
                                 filename=filename, lineno=line)
-    binder = create_function_from_signature(fn.signature, fn.params, backend)
     opts = dict(kwargs)
-    opts.setdefault("debug", False)
+    # what JITFunction.run adds to every launch, so the Triton cache key is the launch's own
+    opts["debug"] = opts.get("debug", fn.debug) or _knobs().runtime.debug
+    opts.setdefault("instrumentation_mode", _knobs().compilation.instrumentation_mode)
     try:
-        bound_args, specialization, options = binder(*args, **opts)
-        options, signature, constexprs, attrs = fn._pack_args(backend, opts, bound_args, specialization, options)
+        options, signature, constexprs, attrs = specialize(fn, backend, args, opts)
     except (TypeError, ValueError, KeyError, AttributeError) as e:
         bad = _first_unsupported(fn, args, kwargs)
         raise ArgumentError(
@@ -73,6 +85,12 @@ def bind(fn, backend, args: tuple, kwargs: dict[str, Any]) -> Bound:
                  "or constexprs (as keywords); or give signature={...}",
         ) from None
     return Bound(signature, constexprs, attrs, options)
+
+
+def _knobs():
+    from triton import knobs
+
+    return knobs
 
 
 def _first_unsupported(fn, args, kwargs) -> str | None:
@@ -106,6 +124,6 @@ def bind_signature(fn, backend, signature: dict[str, str], constexprs: dict[str,
         )
     sig = {n: ("constexpr" if n in constexprs else signature[n]) for n in names}
     consts = {(names.index(n),): v for n, v in constexprs.items()}
-    opts = {k: v for k, v in kwargs.items() if k in _OPTION_NAMES}
+    opts = {k: v for k, v in _cluster_options(kwargs).items() if k in _OPTION_NAMES}
     options = backend.parse_options(opts)
     return Bound(sig, consts, {}, options)

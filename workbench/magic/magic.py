@@ -18,13 +18,14 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from workbench.compile.plugin_reach import repair_gluon
 from workbench.errors import CheckError, CompileError, WorkbenchError
 from workbench.magic import errors as _errors
-from workbench.magic.capture import Capture, Captured, describe_arguments
-from workbench.magic.check import CheckSpec, evaluate, parse_check, skipped
-from workbench.magic.device import detect
 from workbench.report.diff import diff_reports
 from workbench.report.report import Report, _now
+from workbench.run.capture import Capture, Captured, describe_arguments
+from workbench.run.device import detect
+from workbench.run.verify import CheckSpec, evaluate, parse_check, skipped
 
 __all__ = ["CellSyntaxError", "TlxMagics", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -35,43 +36,19 @@ class CellSyntaxError(CompileError):
     """The cell is not valid Python (line numbers are cell lines, the %%tlx line being line 1)."""
 
 
-class _MissingTLX:
-    """Stands in for ``workbench.tlx`` while it cannot be imported."""
-
-    def __init__(self, why: str) -> None:
-        self._why = why
-
-    def __getattr__(self, name: str) -> Any:
-        raise WorkbenchError(
-            f"workbench.tlx is not available ({self._why})",
-            hint="use @triton.jit or @gluon.jit kernels, or install the TLX front end",
-        )
-
-    def __repr__(self) -> str:
-        return f"<workbench.tlx unavailable: {self._why}>"
-
-
-def _tlx_module() -> Any:
-    try:
-        mod = importlib.import_module("workbench.tlx")
-    except Exception as e:  # the front end is optional
-        return _MissingTLX(f"{type(e).__name__}: {e}")
-    if not hasattr(mod, "jit"):
-        return _MissingTLX("workbench.tlx has no jit yet")
-    return mod
-
-
 def prepare_namespace(ns: dict[str, Any]) -> None:
     """Bind the names a ``%%tlx`` cell can use, without replacing the user's own."""
     import torch
     import triton
     import triton.language as tl
+    import triton.language.extra.tlx as tlx
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
 
     values = {
         "triton": triton,
         "tl": tl,
+        "tlx": tlx,
         "gl": gl,
         "gluon": gluon,
         "torch": torch,
@@ -79,8 +56,7 @@ def prepare_namespace(ns: dict[str, Any]) -> None:
     }
     for k, v in values.items():
         ns.setdefault(k, v)
-    if "tlx" not in ns or isinstance(ns["tlx"], _MissingTLX):
-        ns["tlx"] = _tlx_module()
+    repair_gluon()  # importing tlx broke Gluon kernels (see workbench.compile.plugin_reach)
 
 
 def _cell_filename(cell: str) -> str:
@@ -178,7 +154,7 @@ class TlxMagics(Magics):
     )
     @argument("--atol", type=float, default=None, help="absolute tolerance (default: by dtype)")
     @argument("--rtol", type=float, default=None, help="relative tolerance (default: by dtype)")
-    @argument("--bench", action="store_true", help="time the kernel (workbench.profile; needs a GPU)")
+    @argument("--bench", action="store_true", help="time the kernel (workbench.measure; needs a GPU)")
     @argument(
         "--bench-ref",
         default=None,
@@ -187,7 +163,7 @@ class TlxMagics(Magics):
     )
     @argument("--flops", default=None, metavar="EXPR", help="with --bench: FLOPs per launch (roofline)")
     @argument("--bytes", default=None, metavar="EXPR", help="with --bench: bytes moved per launch (roofline)")
-    @argument("--timeline", action="store_true", help="per-role timeline (workbench.timeline; needs a GPU)")
+    @argument("--timeline", action="store_true", help="per-role timeline (workbench.measure.timeline; needs a GPU)")
     @argument(
         "--diff",
         nargs="?",
@@ -468,12 +444,12 @@ class TlxMagics(Magics):
         return [evaluate(s, ns, args.atol, args.rtol) for s in specs]
 
     def _bench(self, e: Captured, args: Any, ns: dict[str, Any], device: Any) -> dict[str, Any]:
-        base = {"kind": "bench", "measured_by": "workbench.profile", "device": device.name, "when": _now()}
+        base = {"kind": "bench", "measured_by": "workbench.measure", "device": device.name, "when": _now()}
         try:
-            prof = importlib.import_module("workbench.profile")
+            prof = importlib.import_module("workbench.measure")
             section_fn = prof.bench_section
         except Exception as ex:
-            return {**base, "status": "skipped", "reason": f"workbench.profile is not available ({ex})"}
+            return {**base, "status": "skipped", "reason": f"workbench.measure is not available ({ex})"}
 
         def nothing() -> None:
             raise WorkbenchError("nothing to time: the kernel did not run on a GPU")
@@ -509,15 +485,15 @@ class TlxMagics(Magics):
     def _timeline(self, e: Captured, device: Any) -> dict[str, Any]:
         base = {
             "kind": "timeline",
-            "measured_by": "workbench.timeline",
+            "measured_by": "workbench.measure.timeline",
             "device": device.name,
             "when": _now(),
         }
         try:
-            tl_mod = importlib.import_module("workbench.timeline")
+            tl_mod = importlib.import_module("workbench.measure.timeline")
             section_fn = tl_mod.timeline_section
         except Exception as ex:
-            return {**base, "status": "skipped", "reason": f"workbench.timeline is not available ({ex})"}
+            return {**base, "status": "skipped", "reason": f"workbench.measure.timeline is not available ({ex})"}
         if e.relaunch is None:
             why = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
             return {**base, "status": "skipped", "reason": why}

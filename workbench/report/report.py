@@ -98,23 +98,29 @@ def versions() -> dict[str, Any]:
 
 
 def kernel_kind(kernel: Any) -> str:
-    """'triton', 'gluon', 'tlx' or 'other' for a kernel object."""
-    if hasattr(kernel, "__workbench_lower__"):
-        return "tlx"
-    base = kernel
-    for _ in range(8):  # Autotuner / Heuristics wrap the JITFunction in .fn
-        if hasattr(base, "is_gluon"):
-            break
-        inner = getattr(base, "fn", None)
-        if inner is None or inner is base:
-            break
-        base = inner
-    if hasattr(base, "is_gluon"):
-        try:
-            return "gluon" if base.is_gluon() else "triton"
-        except Exception:
-            return "triton"
-    return "other"
+    """'triton', 'gluon', 'tlx' or 'other' for a kernel object (a TLX kernel is a ``@triton.jit``
+    function whose source uses the TLX module)."""
+    from workbench.compile.tuners import base_jit
+
+    base = base_jit(kernel)
+    if not hasattr(base, "is_gluon"):
+        return "other"
+    if base.is_gluon():
+        return "gluon"
+    return "tlx" if uses_tlx(base) else "triton"
+
+
+def uses_tlx(fn: Any) -> bool:
+    """Whether a ``JITFunction``'s source names the TLX module (under any alias)."""
+    import re
+
+    try:
+        import triton.language.extra.tlx as tlx_module
+    except ImportError:  # pragma: no cover - triton-utlx is a dependency
+        return False
+    names = {k for k, v in getattr(fn, "__globals__", {}).items() if v is tlx_module}
+    src = getattr(fn, "src", "")
+    return any(re.search(rf"\b{re.escape(n)}\.", src) for n in names)
 
 
 def _code_filename(kernel: Any) -> str | None:

@@ -1,0 +1,64 @@
+"""Pins workbench.compile.triton_reach against the installed Triton (pinned exactly in pyproject.toml)."""
+
+import importlib.util
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import make_backend
+
+from workbench.compile.triton_reach import jit_file_line, specialize, warp_groups
+
+
+@triton.jit
+def _add(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1, mask=offs < n)
+
+
+def test_triton_version_is_the_pinned_one():
+    assert triton.__version__ == "3.8.0"
+
+
+def test_jit_file_line_names_the_def_line():
+    filename, line = jit_file_line(_add)
+    assert filename == __file__
+    assert Path(__file__).read_text().splitlines()[line - 1].startswith("def _add(")
+
+
+def test_specialize_matches_the_jit_binder():
+    backend = make_backend(GPUTarget("cuda", 90, 32))
+    options, signature, constexprs, attrs = specialize(_add, backend, (torch.empty(64), 64), {"BLOCK": 64,
+                                                                                              "debug": False})
+    assert signature == {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    assert list(constexprs.values()) == [64]
+    assert options.num_warps == 4
+
+
+
+def test_warp_groups_reads_the_budgets_triton_allocates():
+    ttgir = """#blocked = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", \
+"ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%arg0: i32) {
+    ttg.warp_specialize(%arg0) attributes {requestedRegisters = array<i32: 232, 232>}
+    default {
+      ttg.warp_yield
+    }
+    partition0(%a: i32) num_warps(4) {
+      ttg.warp_return
+    }
+    partition1(%a: i32) num_warps(4) {
+      ttg.warp_return
+    } : (i32) -> ()
+    tt.return
+  }
+}
+"""
+    groups = warp_groups(ttgir, GPUTarget("cuda", 90, 32))
+    assert groups and groups[0]["requestedRegisters"] == [232, 232]
+    assert groups[0]["warpGroupStartIds"] == [4, 8]
+    assert len(groups[0]["actualRegisters"]) == 3 and groups[0]["actualRegisters"][1:] == [232, 232]
+    assert importlib.util.find_spec("triton._C.libtriton") is not None

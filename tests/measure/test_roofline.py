@@ -1,0 +1,147 @@
+import json
+import math
+
+import pytest
+
+from workbench.measure import (
+    Ceilings,
+    Point,
+    datasheet,
+    elementwise_counts,
+    gemm_counts,
+    roofline,
+)
+from workbench.measure.counts import Counts
+
+
+def test_intensity_ridge_and_bound_h200():
+    n = 8192
+    flops, nbytes = 2 * n**3, 3 * n * n * 2
+    r = roofline(flops, nbytes, device="H200")
+    assert r.intensity == pytest.approx(flops / nbytes)
+    assert r.ridge == pytest.approx(989.0 / 4.8)
+    assert r.bound == "compute"
+    assert r.attainable_tflops == pytest.approx(989.0)
+    assert r.seconds is None and r.achieved_tflops is None and r.roof_fraction is None
+
+
+def test_memory_bound_and_fractions():
+    # a copy-like kernel: 1 FLOP per 8 bytes
+    r = roofline(1e9, 8e9, seconds=2e-3, device="H100")
+    assert r.intensity == pytest.approx(0.125)
+    assert r.bound == "memory"
+    assert r.ridge == pytest.approx(989.0 / 3.35)
+    assert r.achieved_tbs == pytest.approx(4.0)
+    assert r.achieved_tflops == pytest.approx(0.5)
+    assert r.memory_fraction == pytest.approx(4.0 / 3.35)
+    assert r.compute_fraction == pytest.approx(0.5 / 989.0)
+    assert r.roof_fraction == r.memory_fraction
+    assert r.attainable_tflops == pytest.approx(3.35 * 0.125)
+
+
+def test_bound_at_ridge_is_compute_and_dtype_changes_ridge():
+    c = datasheet("H200")
+    ridge = c.peak_tflops("bf16") / c.bandwidth
+    assert roofline(ridge * 1e6, 1e6, device=c).bound == "compute"
+    assert roofline(ridge * 0.99e6, 1e6, device=c).bound == "memory"
+    # at fp8 the ridge doubles: the same kernel becomes memory-bound
+    assert roofline(ridge * 1.5e6, 1e6, device=c, dtype="fp8").bound == "memory"
+    assert roofline(ridge * 1.5e6, 1e6, device=c, dtype="torch.bfloat16").dtype == "bf16"
+
+
+def test_zero_flops_copy_is_memory_bound():
+    r = roofline(0, 2e9, seconds=0.5e-3, device="H200")
+    assert r.intensity == 0 and r.bound == "memory"
+    assert r.achieved_tbs == pytest.approx(4.0)
+    assert r.memory_fraction == pytest.approx(4.0 / 4.8)
+    json.dumps(r.to_dict())
+    r.figure()  # a zero-FLOP point must still draw
+
+
+def test_references_and_to_dict_is_json():
+    r = roofline(2e12, 4e8, seconds=2.5e-3, device="H200", name="tlx gemm", references={"cuBLAS": 2.0e-3})
+    r.add_reference("other shape", 1e-3, flops=1e12, bytes=1e9)
+    d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+    assert [p["kind"] for p in d["points"]] == ["kernel", "reference", "reference"]
+    assert d["points"][1]["tflops"] == pytest.approx(1000.0)
+    assert d["bound"] == "compute" and d["ceilings"]["source"] == "datasheet"
+    assert d["achieved_tflops"] == pytest.approx(800.0)
+    assert "cuBLAS" in r.summary()
+
+
+def test_estimated_counts_are_flagged():
+    import torch
+
+    a = torch.empty(128, 64, dtype=torch.bfloat16)
+    b = torch.empty(64, 256, dtype=torch.bfloat16)
+    r = roofline(counts=gemm_counts(a, b), device="H100")
+    assert r.flops == 2 * 128 * 256 * 64
+    assert r.bytes == (128 * 64 + 64 * 256 + 128 * 256) * 2
+    assert r.counts.is_estimate and r.to_dict()["counts"]["estimate"] is True
+    assert any("estimate" in n for n in r.notes)
+
+
+def test_missing_counts_is_a_clear_error():
+    with pytest.raises(ValueError, match="needs FLOP and byte counts"):
+        roofline(device="H100")
+
+
+def test_no_gpu_defaults_to_named_device(monkeypatch):
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("workbench.measure.roofline"), "gpu_available", lambda: False)
+    r = roofline(1e9, 1e9)
+    assert r.ceilings.device == "H100 SXM"
+    assert any("no GPU" in n for n in r.notes)
+
+
+def test_measured_ceilings_fall_back_to_datasheet_for_missing_entries():
+    c = Ceilings(
+        "NVIDIA H200",
+        "measured",
+        {"bf16": 750.0, "fp16": 760.0, "fp8": None, "tf32": 380.0},
+        4.3,
+        datasheet=datasheet("H200"),
+        measured_at="2025-01-01T00:00:00+00:00",
+        driver="570.1",
+    )
+    assert c.peak_tflops("fp8") == 1979.0
+    r = roofline(1e12, 1e9, seconds=1e-3, device=c)
+    assert r.ridge == pytest.approx(750.0 / 4.3)
+    assert "measured 2025-01-01" in r.ceilings.describe()
+    assert Ceilings.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+
+
+def test_chart_construction():
+    r = roofline(2e12, 4e8, seconds=2.5e-3, device="H200", name="k", references={"cuBLAS": 2e-3})
+    fig = r.figure()
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    names = [t.name for t in fig.data]
+    assert any(n.startswith("memory roof") for n in names)
+    assert any(n.startswith("bf16 compute roof") for n in names)
+    assert any(n.startswith("ridge") for n in names)
+    assert any(n.startswith("k:") for n in names) and any(n.startswith("cuBLAS") for n in names)
+    assert "H200 SXM" in fig.layout.title.text  # says which device and what measured it
+    mem = fig.data[0]
+    assert mem.y[-1] == pytest.approx(989.0) and mem.x[-1] == pytest.approx(r.ridge)
+    # an untimed kernel is drawn on the roof
+    fig2 = roofline(1e9, 1e9, device="H200").figure(other_dtypes=False)
+    kernel = [t for t in fig2.data if t.mode == "markers"][0]
+    assert kernel.y[0] == pytest.approx(4.8) and "not timed" in kernel.name
+
+
+def test_point_intensity_infinite_without_bytes():
+    p = Point("x", 1.0, 0.0)
+    assert math.isinf(p.intensity)
+    assert roofline(counts=Counts(1e9, 0.0), device="H100").bound == "compute"
+
+
+def test_elementwise_counts():
+    import torch
+
+    x = torch.empty(1000, dtype=torch.float32)
+    y = torch.empty(1000, dtype=torch.float32)
+    c = elementwise_counts(x, y)
+    assert c.flops == 1000 and c.bytes == 3 * 4000
+    copy = elementwise_counts(x, flops_per_element=0)
+    assert copy.flops == 0 and copy.bytes == 8000

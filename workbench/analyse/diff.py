@@ -1,0 +1,89 @@
+"""Line diffs of one stage of two artifacts."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from workbench.analyse.mlir_loc import trailing_loc
+
+_LOC_DEF = re.compile(r"^#loc\d*\s*=")
+_PTX_LOC = re.compile(r"^\s*\.loc\s")
+
+
+def _normalise(stage: str, text: str, ignore_locations: bool) -> list[str]:
+    lines = text.splitlines()
+    if not ignore_locations:
+        return lines
+    out = []
+    for line in lines:
+        if _LOC_DEF.match(line) or _PTX_LOC.match(line) or line.lstrip().startswith("//##"):
+            continue
+        expr = trailing_loc(line)
+        if expr is not None:
+            line = line.rstrip()[: -len(expr) - 5].rstrip()
+        out.append(line)
+    return out
+
+
+@dataclass
+class StageDiff:
+    stage: str
+    a_name: str
+    b_name: str
+    unified: str
+    added: int
+    removed: int
+    opcodes: list[tuple[str, int, int, int, int]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.added > 0 or self.removed > 0
+
+    def __str__(self) -> str:
+        return self.unified
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        summary = f"{self.stage}: +{self.added} -{self.removed} lines ({self.a_name} -> {self.b_name})"
+        return {"text/plain": summary + "\n" + self.unified}
+
+    def to_dict(self) -> dict:
+        return {
+            "stage": self.stage,
+            "a": self.a_name,
+            "b": self.b_name,
+            "unified": self.unified,
+            "added": self.added,
+            "removed": self.removed,
+        }
+
+
+def diff(a, b, stage: str = "ttgir", *, ignore_locations: bool = True, context: int = 3) -> StageDiff:
+    """Line diff of ``stage`` between two artifacts (or two stage texts).
+
+    Location attributes (MLIR ``loc(...)``, PTX ``.loc``, SASS line comments) are dropped by
+    default, so moving code down a line does not show as a change of every op.
+    """
+    from workbench.errors import WorkbenchError
+
+    def text_of(x, label):
+        if isinstance(x, str):
+            return x, label
+        if stage not in x.stages:
+            raise WorkbenchError(
+                f"artifact {x.name!r} has no stage {stage!r}", hint=f"stages: {', '.join(x.stages)}"
+            )
+        return x.stages[stage], f"{x.name}@{x.key[:8]}"
+
+    ta, na = text_of(a, "a")
+    tb, nb = text_of(b, "b")
+    la, lb = _normalise(stage, ta, ignore_locations), _normalise(stage, tb, ignore_locations)
+    sm = difflib.SequenceMatcher(a=la, b=lb, autojunk=False)
+    ops = [op for op in sm.get_opcodes() if op[0] != "equal"]
+    added = sum(j2 - j1 for tag, _, _, j1, j2 in ops if tag in ("insert", "replace"))
+    removed = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag in ("delete", "replace"))
+    unified = "\n".join(
+        difflib.unified_diff(la, lb, fromfile=f"{na}:{stage}", tofile=f"{nb}:{stage}", n=context, lineterm="")
+    )
+    return StageDiff(stage, na, nb, unified, added, removed, ops)

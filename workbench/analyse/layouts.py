@@ -1,0 +1,129 @@
+"""Parse the layout attributes a TTGIR module declares and find the values that use them."""
+
+from __future__ import annotations
+
+import re
+
+from workbench.analyse.mlir_loc import LocTable, trailing_loc
+from workbench.compile.artifact import DeclaredLayout, Layouts, ValueUse
+
+_DECL = re.compile(r"^(#[A-Za-z_][\w]*)\s*=\s*#(ttg|ttng|ttag|amdgpu)\.(\w+)<(.*)>\s*$")
+_SHARED_KINDS = {"nvmma_shared", "swizzled_shared", "shared_memory", "padded_shared", "shared_linear"}
+_TYPE = re.compile(r"(tensor|!ttg\.memdesc)<([^<>]*(?:<[^<>]*>[^<>]*)*)>")
+_RESULT = re.compile(r"^\s*%([\w.$-]+)(?::\d+)?(?:\s*,\s*%[\w.$-]+)*\s*=")
+
+
+def _parse_value(v: str):
+    v = v.strip()
+    if v.startswith("[") and v.endswith("]"):
+        inner = v[1:-1].strip()
+        return [_parse_value(x) for x in _split(inner)] if inner else []
+    if v in ("true", "false"):
+        return v == "true"
+    m = re.fullmatch(r"(-?\d+)(?:\s*:\s*\w+)?", v)
+    if m:
+        return int(m.group(1))
+    return v.strip('"')
+
+
+def _split(s: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for c in s:
+        if c in "[<{(":
+            depth += 1
+        elif c in "]>})":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    if "".join(cur).strip():
+        parts.append("".join(cur))
+    return parts
+
+
+def parse_params(body: str) -> dict:
+    """`{sizePerThread = [1, 8], order = [1, 0]}` -> dict. Non-dict bodies go under 'value'."""
+    body = body.strip()
+    if body.startswith("{") and body.endswith("}"):
+        out = {}
+        for part in _split(body[1:-1]):
+            k, _, v = part.partition("=")
+            out[k.strip()] = _parse_value(v)
+        return out
+    # e.g. slice: {dim = 0, parent = #blocked}; dot_op: {opIdx = 0, parent = #mma, kWidth = 2}
+    return {"value": body} if body else {}
+
+
+def _type_shape(body: str) -> tuple[list[int], str, list[str]]:
+    """`128x64xf16, #blocked` -> ([128, 64], 'f16', ['#blocked'])."""
+    parts = [p.strip() for p in _split(body)]
+    dims = parts[0].split("x") if parts else []
+    shape, dtype = [], ""
+    for d in dims:
+        if d.isdigit():
+            shape.append(int(d))
+        else:
+            dtype = d if not dtype else dtype + "x" + d
+    aliases = [p for p in parts[1:] if p.startswith("#")]
+    return shape, dtype, aliases
+
+
+def parse_layouts(ttgir: str, user_line_of=None) -> Layouts:
+    """Declared layouts of a TTGIR module, each with the values (SSA results) that carry it.
+
+    ``user_line_of(file, line) -> int | None`` maps a location to the user's line.
+    """
+    lines = ttgir.splitlines()
+    declared: dict[str, DeclaredLayout] = {}
+    for line in lines:
+        m = _DECL.match(line.strip())
+        if m:
+            alias, _dialect, kind, body = m.groups()
+            declared[alias] = DeclaredLayout(
+                alias=alias,
+                kind=kind,
+                attr=f"#{_dialect}.{kind}<{body}>",
+                params=parse_params(body),
+                shared=kind in _SHARED_KINDS,
+            )
+    if not declared:
+        return Layouts()
+    table = LocTable(ttgir)
+    for i, line in enumerate(lines, start=1):
+        rm = _RESULT.match(line)
+        if not rm:
+            continue
+        # result type: after the last ' : ' or '->'
+        head = line
+        expr = trailing_loc(line)
+        if expr is not None:
+            head = line.rstrip()[: -len(expr) - 5]
+        tail = head.rsplit("->", 1)[-1] if "->" in head else head.rsplit(" : ", 1)[-1]
+        matches = list(_TYPE.finditer(tail))
+        if not matches:
+            continue
+        tm = matches[-1]
+        if tm is None:
+            continue
+        shape, dtype, aliases = _type_shape(tm.group(2))
+        user_line = None
+        name = rm.group(1)
+        if expr is not None:
+            locs, loc_name = table.resolve(expr)
+            name = loc_name or name
+            for loc in locs:
+                if user_line_of is not None:
+                    user_line = user_line_of(loc.file, loc.line)
+                else:
+                    user_line = loc.line
+                if user_line is not None:
+                    break
+        for alias in aliases:
+            if alias in declared and alias != "#smem":
+                declared[alias].uses.append(
+                    ValueUse(name, i, user_line, f"{tm.group(1)}<{tm.group(2)}>", shape, dtype)
+                )
+                break
+    return Layouts(declared=list(declared.values()))

@@ -1,0 +1,126 @@
+"""Compile failures as ``CompileError``s at the user's line, with a hint.
+
+Two ways a compile fails: the front end raises a ``CompilationError`` naming an AST node (Triton's
+and TLX's Python-level checks, e.g. a TLX op given a wrong type), or an MLIR pass fails and the
+reason is a diagnostic that MLIR printed to stderr, located by ``loc("file":line:col)`` (TLX's verifier
+and lowering errors). Either way the error names the user's file (or cell) and line, never a frame
+inside Triton.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from workbench.analyse.srcmap import same_file
+from workbench.errors import CompileError
+
+__all__ = ["first_mlir_error", "from_backend_error", "from_compilation_error"]
+
+_DIAG = re.compile(r'loc\("([^"]+)":(\d+):(\d+)\):\s*error:\s*(.*)')
+_DIAG2 = re.compile(r'^([^\s:]+):(\d+):(\d+):\s*error:\s*(.*)$', re.M)
+
+
+def first_mlir_error(text: str) -> str | None:
+    """The first MLIR ``error:`` diagnostic in captured stderr, as ``file:line:col: message``."""
+    for pattern in (_DIAG, _DIAG2):
+        m = pattern.search(text)
+        if m:
+            return f"{os.path.basename(m.group(1))}:{m.group(2)}:{m.group(3)}: {m.group(4).strip()}"
+    return None
+
+
+def _innermost(e: BaseException) -> Any:
+    """The innermost ``CompilationError`` in the chain: it names the callee where the error really is."""
+    from triton.compiler.errors import CompilationError
+
+    inner, seen, cur = e, set(), e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, CompilationError):
+            inner = cur
+        cur = cur.__cause__ or cur.__context__
+    return inner
+
+
+def _line_of(text: str, lineno: int | None) -> str | None:
+    lines = text.splitlines()
+    return lines[lineno - 1] if lineno and 0 < lineno <= len(lines) else None
+
+
+def from_compilation_error(e: BaseException, source: Any) -> CompileError:
+    """A front-end ``CompilationError`` -> CompileError at the user's line.
+
+    ``source`` is the kernel's ``SourceInfo`` (file text, first line). Triton's node line numbers
+    count from the start of the failing function's source (``inner.src``), which may be a helper
+    ``@jit`` function defined elsewhere in the same file or cell.
+    """
+    inner = _innermost(e)
+    node = getattr(inner, "node", None)
+    rel = getattr(node, "lineno", None)
+    col = getattr(node, "col_offset", None)
+    lineno = None
+    if rel is not None and getattr(inner, "src", None):
+        first_def = inner.src.splitlines()[0] if inner.src.strip() else ""
+        begin = _find_def_line(source.text, first_def) or source.first_line
+        lineno = begin + rel - 1
+    msg = (getattr(inner, "error_message", None) or str(e) or "compilation failed").strip()
+    msg = re.sub(r"^\w+Error\('(.*)'\)$", r"\1", msg, flags=re.S)
+    return CompileError(msg, filename=source.filename, lineno=lineno, col=col,
+                        source_line=_line_of(source.text, lineno), hint=hint_for(msg))
+
+
+def _find_def_line(text: str, def_line: str) -> int | None:
+    want = def_line.strip()
+    if not want:
+        return None
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.strip() == want:
+            return i
+    return None
+
+
+def from_backend_error(e: Exception, captured: str, source: Any) -> CompileError:
+    """A failed MLIR pass (or any other backend error) -> CompileError at the first diagnostic that
+    names the user's file."""
+    text = captured + "\n" + str(e)
+    lineno = col = None
+    message = None
+    for m in list(_DIAG.finditer(text)) + list(_DIAG2.finditer(text)):
+        if same_file(m.group(1), source.filename):
+            lineno, col, message = int(m.group(2)), int(m.group(3)) - 1, m.group(4).strip()
+            break
+    if message is None:
+        message = first_mlir_error(text)
+    if message is None:
+        first = next((ln for ln in text.splitlines() if "error" in ln.lower()), str(e))
+        message = first.strip() or type(e).__name__
+    stage = _failed_stage(text)
+    where = f" ({stage})" if stage else ""
+    return CompileError(f"{type(e).__name__} in Triton's backend{where}: {message}", filename=source.filename,
+                        lineno=lineno, col=col, source_line=_line_of(source.text, lineno), hint=hint_for(message))
+
+
+def _failed_stage(text: str) -> str | None:
+    m = re.search(r"PassManager::run failed|pass_manager.*?failed|(\w+) pipeline failed", text)
+    if m and "PassManager" in m.group(0):
+        return "an MLIR pass failed"
+    return None
+
+
+def hint_for(msg: str) -> str | None:
+    low = msg.lower()
+    if "is not defined" in low:
+        return "inside a kernel only arguments, constexpr globals and jit functions are visible"
+    if "shape" in low or "broadcast" in low:
+        return "check the shapes of the operands on this line"
+    if "out of resource" in low or "shared memory" in low:
+        return "reduce block sizes, the number of buffers (stages) or the epilogue buffer"
+    if "power of 2" in low:
+        return "block sizes passed to tl.arange must be powers of two"
+    if "barrier" in low:
+        return "check the barrier's type (tlx.alloc_barriers(...) then tlx.local_view(bars, i)) and its phase"
+    if "registers" in low or "setmaxnreg" in low:
+        return "register budgets (async_task(registers=...)) must be multiples of 8 between 24 and 256"
+    return None

@@ -1,0 +1,68 @@
+"""The one place the workbench reaches inside triton-utlx (uTLX), pinned by ``tests/compile/test_plugin_reach.py``.
+
+Once ``triton.language.extra.tlx`` is imported (as it always is in a ``%%tlx`` cell), uTLX
+3.8.0.post16 on Triton 3.8 breaks every Gluon kernel in the process, twice:
+
+1. With no ``TritonSemantic.make_tensor`` hook in Triton 3.8, uTLX patches ``tl.tensor.__init__`` to
+   re-type every tensor whose IR type carries an encoding as its own layout-carrying block type. It
+   means that for plain Triton tensors, but Gluon's tensors carry an encoding too and are typed
+   ``distributed_type``: ``gl.arange(...) + 1`` then fails with "expected broadcast left input to be
+   a distributed_type". The guard puts the Gluon type back after uTLX's ``__init__`` ran.
+2. Its stages hook (``knobs.runtime.add_stages_inspection_hook``) adds a ``ttir`` stage whatever the
+   language; a Gluon kernel has none (it starts at ``ttgir``), so the new stage lands after ``cubin``
+   and is called with the binary. The chained hook calls uTLX's, then takes out a ``ttir`` stage that
+   was not there before for Gluon kernels. It returns uTLX's cache key unchanged, so Triton's cache
+   keys (and a JIT launch after a workbench compile being a cache hit) are as without it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def repair_gluon() -> bool:
+    """Install both repairs if uTLX installed what they repair (idempotent). True when they are on."""
+    import triton.language.core as tl
+
+    if not getattr(tl.tensor, "_utlx_encoding_shim", False):
+        return False
+    _guard_gluon_tensor_types(tl)
+    _chain_stages_hook()
+    return True
+
+
+def _guard_gluon_tensor_types(tl: Any) -> None:
+    if getattr(tl.tensor, "_workbench_gluon_guard", False):
+        return
+    from triton.experimental.gluon.language._core import distributed_type
+
+    shimmed = tl.tensor.__init__
+
+    def __init__(self, handle, type):  # noqa: A002 - Triton's own parameter name
+        shimmed(self, handle, type)
+        if isinstance(type, distributed_type):
+            self.type = type
+
+    tl.tensor.__init__ = __init__
+    tl.tensor._workbench_gluon_guard = True
+
+
+def _chain_stages_hook() -> None:
+    from triton import knobs
+
+    inner = knobs.runtime.add_stages_inspection_hook
+    if inner is None or getattr(inner, "_workbench_chained", False):
+        return
+
+    def hook(self=None, stages=None, options=None, language=None, capability=None):
+        if stages is None:  # the cache-key call: exactly uTLX's
+            return inner()
+        had_ttir = "ttir" in stages
+        out = inner(self, stages, options, language, capability)
+        if not had_ttir and getattr(language, "name", str(language)).upper().endswith("GLUON"):
+            stages.pop("ttir", None)
+        return out
+
+    hook._workbench_chained = True
+    hook.__wrapped__ = inner
+    knobs.runtime.add_stages_inspection_hook = hook

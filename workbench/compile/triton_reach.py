@@ -1,0 +1,71 @@
+"""Every place the workbench reaches inside Triton rather than through a public hook, in one module.
+
+Triton 3.8 gives no public API for these; each is pinned by ``tests/compile/test_triton_reach.py``
+against the installed (exactly pinned) Triton, so an upgrade fails one test here instead of
+misbehaving elsewhere.
+
+- ``jit_file_line``: where a ``JITFunction`` was defined (``file_name``/``def_file_line_number``).
+- ``specialize``: the JIT's own argument binder and packer (``create_function_from_signature`` and
+  ``JITFunction._pack_args``), so a compile sees exactly the specialization a launch would.
+- ``warp_groups``: the register budgets Triton gives each ``ttg.warp_specialize`` partition, by
+  running its ``allocate-warp-groups`` pass on a copy of the final TTGIR (the attribute it writes,
+  ``actualRegisters``, exists only inside the LLIR lowering otherwise).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+def jit_file_line(fn: Any) -> tuple[str, int]:
+    """(file, first line of the decorated function) of a ``JITFunction``."""
+    return fn.file_name, fn.def_file_line_number
+
+
+def specialize(fn: Any, backend: Any, args: tuple, kwargs: dict[str, Any]) -> tuple[Any, dict, dict, dict]:
+    """(options, signature, constexprs, attrs) exactly as ``JITFunction.run`` computes them."""
+    from triton.runtime.jit import create_function_from_signature
+
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    bound_args, specialization, options = binder(*args, **kwargs)
+    return fn._pack_args(backend, kwargs, bound_args, specialization, options)
+
+
+_WS_ATTRS = re.compile(r"ttg\.warp_specialize\(.*?\)\s+attributes\s*\{([^}]*)\}")
+_ARRAY = re.compile(r"(\w+) = array<i32(?::\s*([-\d,\s]*))?>")
+
+
+def warp_groups(ttgir: str, gpu_target: Any) -> list[dict[str, list[int]]]:
+    """Per ``ttg.warp_specialize`` op: ``actualRegisters`` (default task first), ``requestedRegisters``
+    and ``warpGroupStartIds``, as Triton's allocate-warp-groups pass computes them. Empty when the
+    module has no warp specialization or cannot be re-parsed."""
+    if "ttg.warp_specialize" not in ttgir:
+        return []
+    import os
+    import tempfile
+
+    from triton._C.libtriton import ir, passes
+    from triton.compiler import make_backend
+
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    make_backend(gpu_target).load_dialects(ctx)
+    with tempfile.NamedTemporaryFile("w", suffix=".ttgir", delete=False) as f:
+        f.write(ttgir)
+    try:
+        mod = ir.parse_mlir_module(f.name, ctx)
+        pm = ir.pass_manager(ctx)
+        passes.ttgpuir.add_allocate_warp_groups(pm, False)
+        pm.run(mod, "allocate_warp_groups")
+        text = str(mod)
+    except Exception:
+        return []
+    finally:
+        os.unlink(f.name)
+    out = []
+    for m in _WS_ATTRS.finditer(text):
+        arrays = {name: [int(x) for x in (vals or "").replace(" ", "").split(",") if x]
+                  for name, vals in _ARRAY.findall(m.group(1))}
+        out.append(arrays)
+    return out

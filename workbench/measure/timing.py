@@ -1,0 +1,371 @@
+"""`bench`: CUDA-event timing with warm-up, L2 flush, rotating inputs and CUDA-graph replay."""
+
+from __future__ import annotations
+
+import functools
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from workbench.measure._env import environment, json_num, require_gpu
+
+#: p10-p90 spread (as a fraction of the median) above which a timing is flagged as untrustworthy.
+SPREAD_LIMIT = 0.10
+
+_FLUSH_BUFFERS: dict[int, Any] = {}
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile, the same rule as ``triton.testing``'s ``_quantile``."""
+    if not values:
+        return math.nan
+    a = sorted(values)
+    point = q * (len(a) - 1)
+    lo, hi = math.floor(point), math.ceil(point)
+    return a[lo] + (a[hi] - a[lo]) * (point - lo)
+
+
+@dataclass
+class BenchResult:
+    """One timing. Times are in milliseconds per call of the timed function."""
+
+    name: str
+    median_ms: float
+    p10_ms: float
+    p90_ms: float
+    mean_ms: float
+    min_ms: float
+    runs: int  #: number of timed samples
+    calls_per_run: int  #: calls averaged into one sample (1 for events, N for a graph replay)
+    method: str  #: "cuda-events" or "cuda-graph"
+    l2: str  #: "flushed", "warm" or "rotating N input sets"
+    spread: float  #: (p90 - p10) / median
+    stable: bool
+    spread_limit: float
+    warning: str | None = None
+    notes: list[str] = field(default_factory=list)
+    env: dict[str, Any] = field(default_factory=dict)
+    flops: float | None = None
+    bytes: float | None = None
+    samples_ms: list[float] = field(default_factory=list, repr=False)
+
+    @property
+    def median_s(self) -> float:
+        return self.median_ms * 1e-3
+
+    @property
+    def tflops(self) -> float | None:
+        return None if self.flops is None else self.flops / self.median_s / 1e12
+
+    @property
+    def tbs(self) -> float | None:
+        return None if self.bytes is None else self.bytes / self.median_s / 1e12
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form for the Report (samples left out)."""
+        d = asdict(self)
+        d.pop("samples_ms")
+        for k in ("median_ms", "p10_ms", "p90_ms", "mean_ms", "min_ms", "spread", "flops", "bytes"):
+            d[k] = json_num(d[k])
+        d["tflops"] = json_num(self.tflops)
+        d["tbs"] = json_num(self.tbs)
+        return d
+
+    def __str__(self) -> str:
+        flag = "" if self.stable else "  [UNSTABLE]"
+        rate = ""
+        if self.tflops is not None:
+            rate += f", {self.tflops:.1f} TFLOP/s"
+        if self.tbs is not None:
+            rate += f", {self.tbs:.3f} TB/s"
+        return (
+            f"{self.name}: median {self.median_ms * 1e3:.2f} us (p10 {self.p10_ms * 1e3:.2f}, "
+            f"p90 {self.p90_ms * 1e3:.2f}; {self.runs} runs, {self.method}, L2 {self.l2}){rate}{flag}"
+        )
+
+
+def summarize(
+    samples_ms: Sequence[float],
+    *,
+    name: str,
+    method: str,
+    l2: str,
+    calls_per_run: int = 1,
+    spread_limit: float = SPREAD_LIMIT,
+    notes: list[str] | None = None,
+    env: dict[str, Any] | None = None,
+    flops: float | None = None,
+    bytes: float | None = None,  # noqa: A002 - the roofline's word
+) -> BenchResult:
+    """Statistics of timed samples; flags a p10-p90 spread wider than ``spread_limit``."""
+    samples = [float(s) for s in samples_ms]
+    med = statistics.median(samples)
+    p10, p90 = quantile(samples, 0.1), quantile(samples, 0.9)
+    spread = (p90 - p10) / med if med > 0 else math.inf
+    stable = spread <= spread_limit and len(samples) >= 5
+    warning = None
+    if len(samples) < 5:
+        warning = f"only {len(samples)} timed runs: too few to trust; raise rep_ms."
+    elif not stable:
+        warning = (
+            f"the p10-p90 spread is {spread:.0%} of the median (limit {spread_limit:.0%}): too wide to "
+            "trust. Stop other work on the GPU, raise rep_ms, or time again."
+        )
+    return BenchResult(
+        name=name,
+        median_ms=med,
+        p10_ms=p10,
+        p90_ms=p90,
+        mean_ms=statistics.fmean(samples),
+        min_ms=min(samples),
+        runs=len(samples),
+        calls_per_run=calls_per_run,
+        method=method,
+        l2=l2,
+        spread=spread,
+        stable=stable,
+        spread_limit=spread_limit,
+        warning=warning,
+        notes=list(notes or []),
+        env=dict(env or {}),
+        flops=flops,
+        bytes=bytes,
+        samples_ms=samples,
+    )
+
+
+def _flush_buffer(torch):
+    dev = torch.cuda.current_device()
+    buf = _FLUSH_BUFFERS.get(dev)
+    if buf is None:
+        l2 = int(getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 0) or 0)
+        nbytes = max(256 * 1024 * 1024, 2 * l2)  # 256 MB, as triton.testing.do_bench uses
+        buf = torch.empty(nbytes // 4, dtype=torch.int32, device="cuda")
+        _FLUSH_BUFFERS[dev] = buf
+    return buf
+
+
+def _event_ms(torch, fn: Callable[[], Any], n: int = 1) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(n):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / n
+
+
+def bench(
+    fn: Callable[..., Any],
+    *args: Any,
+    warmup_ms: float = 25.0,
+    rep_ms: float = 100.0,
+    flush_l2: bool | None = None,
+    inputs: Sequence[Sequence[Any]] | None = None,
+    graph: bool | None = None,
+    min_runs: int = 10,
+    max_runs: int = 10_000,
+    spread_limit: float = SPREAD_LIMIT,
+    flops: float | None = None,
+    bytes: float | None = None,  # noqa: A002
+    name: str | None = None,
+) -> BenchResult:
+    """Time ``fn(*args)`` on the current CUDA device and stream.
+
+    - warm-up for ``warmup_ms``, then time for about ``rep_ms`` (at least ``min_runs`` runs);
+    - ``flush_l2`` (default: on unless ``inputs`` is given) zeroes a buffer larger than L2 before
+      every run, outside the timed interval, as ``triton.testing.do_bench`` does;
+    - ``inputs``: rotating input sets; run i calls ``fn(*inputs[i % len(inputs)])``;
+    - ``graph``: replay a CUDA graph of many calls (None = automatic: only when the host cannot
+      keep up with the device, i.e. short launch-bound kernels). With a flush, each run flushes
+      eagerly, then replays a graph of one call between two events: the flush keeps the device
+      busy while the host launches the replay, so the interval holds the call alone. (An earlier
+      method timed flush+call graphs and subtracted a graph of flushes; on the H200 it read 4096^3
+      GEMMs 15% fast, because a flush after a GEMM writes back less than a flush after a flush.)
+
+    Returns a BenchResult: median, p10, p90, run count, method, and ``stable``/``warning`` when
+    the spread is too wide to trust. ``flops``/``bytes`` (per call) give TFLOP/s and TB/s.
+    Raises GPURequiredError without a CUDA GPU.
+    """
+    torch = require_gpu("Timing")
+    label = name or getattr(fn, "__name__", None) or "fn"
+    sets = [tuple(s) for s in inputs] if inputs is not None else [tuple(args)]
+    if not sets:
+        raise ValueError("bench: inputs is empty; give at least one input set.")
+    calls = [functools.partial(fn, *s) for s in sets]
+    flush = (inputs is None) if flush_l2 is None else bool(flush_l2)
+    if flush and len(calls) > 1:
+        l2 = f"flushed, rotating {len(calls)} input sets"
+    elif flush:
+        l2 = "flushed"
+    elif len(calls) > 1:
+        l2 = f"rotating {len(calls)} input sets"
+    else:
+        l2 = "warm"
+    buf = _flush_buffer(torch) if flush else None
+    clear = buf.zero_ if buf is not None else (lambda: None)
+    notes: list[str] = []
+    env = environment()
+
+    for c in calls:  # first call: compilation, autotuning, lazy init
+        c()
+    torch.cuda.synchronize()
+
+    # Estimates: device time per call, host time per call (back to back), flush time.
+    est_ms = max(_event_ms(torch, calls[0], 5), 1e-4)
+    t0 = time.perf_counter()
+    for _ in range(5):
+        calls[0]()
+    host_ms = (time.perf_counter() - t0) * 1e3 / 5
+    torch.cuda.synchronize()
+    flush_ms = _event_ms(torch, clear, 3) if flush else 0.0
+
+    if graph is None:
+        launch_bound = host_ms > 0.5 * est_ms
+        graph = launch_bound and (not flush or host_ms > 0.8 * flush_ms)
+        if graph:
+            notes.append(
+                f"launch-bound (host {host_ms * 1e3:.1f} us vs device {est_ms * 1e3:.1f} us per call): "
+                "timed by CUDA-graph replay"
+            )
+
+    if graph:
+        try:
+            if flush:
+                samples, per = _bench_graph_flushed(torch, calls, clear, est_ms + flush_ms, warmup_ms, rep_ms,
+                                                    min_runs, max_runs)
+            else:
+                samples, per = _bench_graph(torch, calls, None, est_ms, warmup_ms, rep_ms)
+            return summarize(
+                samples,
+                name=label,
+                method="cuda-graph",
+                l2=l2,
+                calls_per_run=per,
+                spread_limit=spread_limit,
+                notes=notes,
+                env=env,
+                flops=flops,
+                bytes=bytes,
+            )
+        except Exception as exc:  # capture is not possible for every function
+            notes.append(f"CUDA-graph capture failed ({type(exc).__name__}: {exc}); timed with events")
+            torch.cuda.synchronize()
+
+    cycle_ms = est_ms + flush_ms  # one run and its flush, as do_bench sizes its loop
+    n_warmup = max(1, int(warmup_ms / cycle_ms))
+    n_repeat = min(max_runs, max(min_runs, int(rep_ms / cycle_ms)))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    for i in range(n_warmup):
+        clear()
+        calls[i % len(calls)]()
+    for i in range(n_repeat):
+        clear()
+        starts[i].record()
+        calls[i % len(calls)]()
+        ends[i].record()
+    torch.cuda.synchronize()
+    samples = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+    return summarize(
+        samples,
+        name=label,
+        method="cuda-events",
+        l2=l2,
+        spread_limit=spread_limit,
+        notes=notes,
+        env=env,
+        flops=flops,
+        bytes=bytes,
+    )
+
+
+def _bench_graph_flushed(
+    torch,
+    calls: list[Callable[[], Any]],
+    clear: Callable[[], Any],
+    cycle_ms: float,
+    warmup_ms: float,
+    rep_ms: float,
+    min_runs: int,
+    max_runs: int,
+) -> tuple[list[float], int]:
+    """Samples (ms per call): per run an eager L2 flush, then an event-timed replay of a graph
+    holding one call (one graph per input set)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    graphs = []
+    with torch.cuda.stream(stream):
+        for c in calls:
+            c()
+        torch.cuda.synchronize()
+        for c in calls:
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=stream):
+                c()
+            graphs.append(g)
+        torch.cuda.synchronize()
+        n_warmup = max(1, int(warmup_ms / cycle_ms))
+        n_repeat = min(max_runs, max(min_runs, int(rep_ms / cycle_ms)))
+        for i in range(n_warmup):
+            clear()
+            graphs[i % len(graphs)].replay()
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+        for i in range(n_repeat):
+            clear()
+            starts[i].record()
+            graphs[i % len(graphs)].replay()
+            ends[i].record()
+        torch.cuda.synchronize()
+    torch.cuda.current_stream().wait_stream(stream)
+    samples = [a.elapsed_time(b) for a, b in zip(starts, ends, strict=True)]
+    del graphs
+    return samples, 1
+
+
+def _bench_graph(
+    torch,
+    calls: list[Callable[[], Any]],
+    clear: Callable[[], Any] | None,
+    est_ms: float,
+    warmup_ms: float,
+    rep_ms: float,
+    replays: int = 20,
+) -> tuple[list[float], int]:
+    """Samples (ms per call), one per replay of a graph of ``per`` calls.
+    ``est_ms`` is the estimated time of one call plus its flush, if any."""
+    per = max(len(calls), min(1000, int(rep_ms / replays / est_ms)))
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for c in calls:  # warm up on the side stream before capture, as torch's docs advise
+            c()
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=stream):
+            for i in range(per):
+                if clear is not None:
+                    clear()
+                calls[i % len(calls)]()
+        gf = None
+        if clear is not None:
+            gf = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(gf, stream=stream):
+                for _ in range(per):
+                    clear()
+        torch.cuda.synchronize()
+        for _ in range(max(1, int(warmup_ms / max(est_ms * per, 1e-3)))):
+            g.replay()
+        samples: list[float] = []
+        for _ in range(replays):
+            t = _event_ms(torch, g.replay)
+            if gf is not None:
+                t -= _event_ms(torch, gf.replay)
+            samples.append(t / per)
+    torch.cuda.current_stream().wait_stream(stream)
+    del g, gf
+    return samples, per
