@@ -12,9 +12,13 @@ Per unit the producer streams through one ``NUM_STAGES``-deep ring (``full``/``e
 
 Consumer ``cid`` owns the column half ``cid`` of the ``BN`` tile. It multiplies user ``b``'s row by
 ``W_u`` once per unit (``uw``: row 0 of the ``BMU x BN/2`` accumulator, plus the bias), then starts
-every candidate tile's accumulator at ``uw`` broadcast to all ``BM`` rows, adds ``X_tile @ W_x``,
-applies the activation and stores the tile with TMA into ``Y`` viewed as ``(B, C, N)``, which clips
-rows past ``C`` (the last tile of a user may read the next user's rows: computed, never stored).
+every candidate tile's accumulator at ``uw`` broadcast to all ``BM`` rows, adds ``X_tile @ W_x`` with
+async wgmma (one in flight; a slot is released as soon as the wgmma reading it is done), applies the
+activation and TMA-stores the tile from its own shared buffer into ``Y`` viewed as ``(B, C, N)``,
+which clips rows past ``C`` (the last tile of a user may read the next user's rows: computed, never
+stored). The store runs while the next tile's wgmmas do; it is waited for only before the buffer is
+written again. Launch with ``num_stages=0``: the ring is explicit, and Triton's software pipeliner
+would otherwise wait for every wgmma right after issuing it.
 """
 
 from __future__ import annotations
@@ -33,6 +37,15 @@ def _activate(x, ACT: tl.constexpr):
     elif ACT == 2:
         x = x * tl.sigmoid(x)
     return x
+
+
+@triton.jit
+def _store_tile(y_desc, buf, y, b, row, col):
+    """TMA-store ``y`` (1 x rows x cols) at ``(b, row, col)`` through ``buf``, once the last store has read it."""
+    tlx.async_descriptor_store_wait(0)
+    tlx.local_store(buf, y)
+    tlx.fence_async_shared()
+    tlx.async_descriptor_store(y_desc, buf, [b, row, col])
 
 
 @triton.jit
@@ -79,6 +92,8 @@ def broadcast_linear_kernel(
     ES: tl.constexpr = tlx.size_of(dtype)
     a_bufs = tlx.local_alloc((BM, BK), dtype, NUM_STAGES)
     w_bufs = tlx.local_alloc((BK, BNH), dtype, 2 * NUM_STAGES)
+    EPN: tl.constexpr = BNH // EPI_SPLIT
+    y_bufs = tlx.local_alloc((1, BM, EPN), out_dtype, 2)  # one epilogue buffer per consumer
     full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
     empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=2)
 
@@ -153,9 +168,9 @@ def broadcast_linear_kernel(
                     if col < N:  # a column half wholly past N has nothing to store
                         y = _activate(acc, ACT).to(out_dtype)
                         if EPI_SPLIT == 1:
-                            y_desc.store([b, i * BM, col], tl.reshape(y, (1, BM, BNH)))
-                        else:  # two column quarters through a scratch buffer half the size
-                            EPN: tl.constexpr = BNH // 2
+                            _store_tile(y_desc, y_bufs[cid], tl.reshape(y, (1, BM, BNH)), b, i * BM, col)
+                        else:  # two column halves in turn through one buffer half the size
                             y0, y1 = tl.split(tl.permute(tl.reshape(y, (BM, 2, EPN)), (0, 2, 1)))
-                            y_desc.store([b, i * BM, col], tl.reshape(y0, (1, BM, EPN)))
-                            y_desc.store([b, i * BM, col + EPN], tl.reshape(y1, (1, BM, EPN)))
+                            _store_tile(y_desc, y_bufs[cid], tl.reshape(y0, (1, BM, EPN)), b, i * BM, col)
+                            _store_tile(y_desc, y_bufs[cid], tl.reshape(y1, (1, BM, EPN)), b, i * BM, col + EPN)
+            tlx.async_descriptor_store_wait(0, read_only=False)  # all stores done before the CTA exits
