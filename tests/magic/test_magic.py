@@ -283,3 +283,21 @@ def test_tlx_kernel(ip, has_gpu):
     assert [t["num_warps"] for t in tasks] == [4, 4] and tasks[0]["partition"] is None
     [c] = d["runs"][-1]["checks"]
     assert c["status"] == ("passed" if has_gpu else "skipped")
+
+
+def test_editing_one_kernel_keeps_the_others_compiled(ip):
+    """With a cell id (as JupyterLab sends), the cell's file name is stable: an edit below a kernel
+    does not recompile it; the edited kernel is recompiled."""
+    two = (ADD.replace("def add_kernel", "def first_kernel").replace("add_kernel[", "first_kernel[")
+           + "\n" + ADD.replace("def add_kernel", "def second_kernel").replace("add_kernel[", "second_kernel["))
+    with capture_output(display=True) as cap:
+        assert ip.run_cell("%%tlx\n" + two, cell_id="cell-edit-test").success
+    first = {d["kernel"]["name"]: d for d in reports(cap.outputs)}
+    edited = two.replace("def second_kernel(x_ptr, y_ptr", "def second_kernel(x_ptr,  y_ptr")
+    with capture_output(display=True) as cap:
+        assert ip.run_cell("%%tlx\n" + edited, cell_id="cell-edit-test").success
+    again = {d["kernel"]["name"]: d for d in reports(cap.outputs)}
+    assert set(first) == set(again) == {"first_kernel", "second_kernel"}
+    assert again["first_kernel"]["kernel"]["cache_hit"] is True
+    assert again["second_kernel"]["kernel"]["cache_hit"] is False
+    assert again["first_kernel"]["cell"]["filename"] == first["first_kernel"]["cell"]["filename"]

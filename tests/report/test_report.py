@@ -291,3 +291,20 @@ def test_highlight_one_fragment_per_line(name, language, text):
     for frag in lines:  # spans never cross lines
         assert frag.count("<span") == frag.count("</span>")
     assert 'class="err"' not in "".join(lines)
+
+
+def test_diff_of_reports_ignores_moved_locations():
+    """Moving a kernel down a line changes every loc(...) but no op: the stage diff says "same"."""
+    from workbench.report.diff import diff_reports
+
+    ttgir = ('tt.func @k() {\n  %0 = arith.constant 1 : i32 loc(#loc3)\n  tt.return loc(#loc4)\n}\n'
+             '#loc3 = loc("c":LINE:5)\n')
+    src = {"source": {"kernel_text": "x"}}
+    old = {"kernel": src, "stages": [{"name": "ttgir", "text": ttgir.replace("LINE", "3")}]}
+    new = {"kernel": src, "stages": [{"name": "ttgir", "text": ttgir.replace("LINE", "4")}]}
+    [stage] = diff_reports(old, new)["stages"]
+    assert stage["status"] == "same" and stage["diff"] == ""
+    changed = {"kernel": {"source": {"kernel_text": "x"}},
+               "stages": [{"name": "ttgir", "text": ttgir.replace("LINE", "4").replace("1 : i32", "2 : i32")}]}
+    [stage] = diff_reports(old, changed)["stages"]
+    assert stage["status"] == "changed" and stage["added"] == 1 and stage["removed"] == 1

@@ -79,3 +79,66 @@ def trimmed_traceback(shell: Any, exc: BaseException, cell_filename: str) -> lis
         return shell.InteractiveTB.structured_traceback(type(exc), exc, tb)
     except Exception:
         return traceback.format_exception(type(exc), exc, tb)
+
+
+def fail_at_magic_line(exc: Any, cell: Any, needle: str | None = None) -> None:
+    """Raise ``exc`` (a WorkbenchError about the magic's options) pointing at line 1, under ``needle``."""
+    col = cell.magic_line.find(needle) if needle else None
+    lines = short_traceback(type(exc).__name__, exc.message, filename=cell.filename, lineno=1,
+                            col=col if col and col >= 0 else None, source_line=cell.magic_line,
+                            cell_filename=cell.filename, hint=exc.hint)
+    raise attach(exc, lines) from None
+
+
+def raise_cell_error(shell: Any, exc: BaseException, failed_kernel: Any, cell: Any, device: Any) -> None:
+    """Re-raise what the cell raised with a short traceback at the user's line (never a Triton frame)."""
+    from workbench.errors import WorkbenchError
+
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        raise exc
+    err = _as_workbench_error(exc, failed_kernel)
+    if isinstance(err, WorkbenchError):
+        src_line = err.source_line
+        if src_line is None and err.filename == cell.filename:
+            src_line = line_of(cell.text, err.lineno)
+        lines = short_traceback(type(err).__name__, err.message, filename=err.filename or cell.filename,
+                                lineno=err.lineno, col=err.col, source_line=src_line, cell_filename=cell.filename,
+                                hint=err.hint, func=getattr(failed_kernel, "__name__", None))
+        if err.lineno is None or err.filename != cell.filename:
+            where = _cell_line_of(exc, cell.filename)
+            if where:  # say where in the cell the failing launch or compile was
+                lines[0] += f"\n  (raised by cell line {where}: {(line_of(cell.text, where) or '').strip()})"
+        raise attach(err, lines) from None
+    lines = trimmed_traceback(shell, exc, cell.filename)
+    if lines is not None:
+        if not device.available and "CUDA" in str(exc):
+            lines = list(lines) + [
+                f"{CYAN}hint{RESET}: there is no GPU here ({device.reason}); create tensors with device=DEVICE "
+                "(it is 'cpu' without a GPU) and the launches become compiles"
+            ]
+        attach(exc, lines)
+    raise exc.with_traceback(exc.__traceback__)
+
+
+def _as_workbench_error(exc: BaseException, kernel: Any) -> BaseException:
+    """A Triton front-end error raised by a launch outside ``workbench.compile`` -> CompileError."""
+    from triton.compiler.errors import CompilationError
+
+    from workbench.errors import WorkbenchError
+
+    if not isinstance(exc, CompilationError) or isinstance(exc, WorkbenchError) or kernel is None:
+        return exc
+    from workbench.compile.diagnostics import from_compilation_error
+    from workbench.compile.driver import user_source
+    from workbench.compile.tuners import base_jit
+
+    return from_compilation_error(exc, user_source(base_jit(kernel)))
+
+
+def _cell_line_of(exc: BaseException, filename: str) -> int | None:
+    tb, where = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            where = tb.tb_lineno
+        tb = tb.tb_next
+    return where

@@ -8,33 +8,23 @@ captured and gets a Report displayed under the cell.
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import linecache
 import re
-import time
 from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from workbench.compile.plugin_reach import repair_gluon
-from workbench.errors import CheckError, CompileError, WorkbenchError
+from workbench.errors import CheckError, WorkbenchError
 from workbench.magic import errors as _errors
-from workbench.report.diff import diff_reports
-from workbench.report.report import Report, _now
-from workbench.run.capture import Capture, Captured, describe_arguments
+from workbench.magic import sections
+from workbench.magic.cell import Cell, CellSyntaxError, prepare
+from workbench.report.report import Report
+from workbench.run.capture import Capture, Captured
 from workbench.run.device import detect
-from workbench.run.verify import CheckSpec, evaluate, parse_check, skipped
+from workbench.run.verify import CheckSpec, parse_check
 
 __all__ = ["CellSyntaxError", "TlxMagics", "load_ipython_extension", "unload_ipython_extension"]
-
-_INJECTED = ("triton", "tl", "gl", "gluon", "tlx", "torch", "DEVICE")
-
-
-class CellSyntaxError(CompileError):
-    """The cell is not valid Python (line numbers are cell lines, the %%tlx line being line 1)."""
-
 
 def prepare_namespace(ns: dict[str, Any]) -> None:
     """Bind the names a ``%%tlx`` cell can use, without replacing the user's own."""
@@ -57,18 +47,6 @@ def prepare_namespace(ns: dict[str, Any]) -> None:
     for k, v in values.items():
         ns.setdefault(k, v)
     repair_gluon()  # importing tlx broke Gluon kernels (see workbench.compile.plugin_reach)
-
-
-def _cell_filename(cell: str) -> str:
-    return f"<tlx-cell-{hashlib.sha1(cell.encode()).hexdigest()[:12]}>"
-
-
-def _register_source(filename: str, text: str) -> None:
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    # mtime None: linecache.checkcache leaves the entry alone, so inspect.getsource keeps working
-    linecache.cache[filename] = (len(text), None, lines, filename)
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|\S+')
@@ -205,7 +183,76 @@ class TlxMagics(Magics):
             magic_line, body = f"%%tlx {line}".rstrip(), cell
         self.run_cell(args, magic_line, body)
 
-    # ------------------------------------------------------------------ implementation
+    # ------------------------------------------------------------------ the pipeline
+    def run_cell(self, args: Any, magic_line: str, body: str) -> list[Report]:
+        """Compile the cell, run it under launch capture, build one Report per kernel, show them."""
+        cell, code = prepare(magic_line, body, self._cell_id)
+        device = detect()
+        specs = _validate(args, cell)
+        ns = self.shell.user_ns
+        prepare_namespace(ns)
+        cap = sections.capture_for(args, device, checking=bool(specs))
+        try:
+            with cap:
+                exec(code, ns)  # noqa: S102 - the user's cell
+        except BaseException as exc:
+            _errors.raise_cell_error(self.shell, exc, cap.failed_kernel, cell, device)
+        if any(r["mode"] == "gpu" for e in cap.entries.values() for r in e.runs):
+            _synchronize()
+        shown, primary = _select(cap, args, cell)
+        checks = sections.output_checks(specs, args, list(cap.entries.values()), ns)
+        reports = [self._report(e, e is primary, cap, cell, args, checks, device) for e in shown]
+        self._remember(reports, args, primary)
+        _display(reports, args, checks)
+        bad = [c for c in checks if c["status"] in ("failed", "error")]
+        if bad:
+            c = bad[0]
+            exc = CheckError(f"check {c['expr']} {c['status']}: {c['message']}", hint=sections.check_hint(c))
+            _errors.fail_at_magic_line(exc, cell, c["expr"])
+        return reports
+
+    def _report(self, e: Captured, primary: bool, cap: Capture, cell: Cell, args: Any, checks: list[dict],
+                device: Any) -> Report:
+        stages = list(e.artifact.stages)
+        diags = list(cap.diagnostics)
+        diags += [d for d in [sections.unknown_stages(args.stages, stages)] if d]
+        r = Report.from_artifact(
+            e.artifact, kernel=e.kernel, cell_source=cell.text, cell_filename=cell.filename, cell_id=self._cell_id,
+            execution_count=getattr(self.shell, "execution_count", None), runs=e.runs, launches=e.launches,
+            compile_ms=e.compile_ms, device=device.to_dict(), options=dict(vars(args)), diagnostics=diags,
+            stages_first=sections.stage_list(args.stages, stages) if args.stages else [],
+        )
+        r.kernels = list(dict.fromkeys(x.name for x in cap.entries.values()))
+        r.findings = sections.findings(e)
+        if primary and checks:
+            if not r.runs:
+                r.runs.append(sections.compile_only_run(e))
+            r.runs[-1]["checks"] = checks
+        if primary and args.bench:
+            r.measurements.append(sections.bench(e, args, self.shell.user_ns, device))
+        if primary and args.timeline:
+            r.timeline = sections.timeline(e, device)
+        note = sections.not_ran(e, r.kernel["kind"], args.compile_only)
+        if note:
+            r.diagnostics.append(note)
+        if args.diff is not None:
+            note = sections.diff(r, args.diff, self.shell.user_ns, self.history, self._cell_id)
+            if note:
+                r.diagnostics.append(note)
+        return r
+
+    def _remember(self, reports: list[Report], args: Any, primary: Captured | None) -> None:
+        for r in reports:
+            if self._cell_id:
+                self.history[("cell", self._cell_id, r.name)] = r
+            self.history[("name", r.name)] = r
+        self.last_reports = reports
+        if args.output:
+            self.shell.user_ns[args.output] = next(
+                (r for r in reports if primary is not None and r.artifact is primary.artifact),
+                reports[-1] if reports else None,
+            )
+
     def _show_again(self, args: Any) -> None:
         reports = [r for r in self.last_reports if args.kernel is None or r.name == args.kernel]
         if not reports:
@@ -215,392 +262,56 @@ class TlxMagics(Magics):
 
         for r in reports:
             if args.stages:
-                r.view["stages_first"] = _stage_list(args.stages, r.stage_names)
+                r.view["stages_first"] = sections.stage_list(args.stages, r.stage_names)
                 r.view["selected_stage"] = r.view["stages_first"][0] if r.view["stages_first"] else None
             display(r)
 
-    def _fail_line1(self, exc: WorkbenchError, magic_line: str, filename: str, needle: str | None = None) -> None:
-        col = magic_line.find(needle) if needle else None
-        lines = _errors.short_traceback(
-            type(exc).__name__,
-            exc.message,
-            filename=filename,
-            lineno=1,
-            col=col if col and col >= 0 else None,
-            source_line=magic_line,
-            cell_filename=filename,
-            hint=exc.hint,
-        )
-        raise _errors.attach(exc, lines) from None
 
-    def run_cell(self, args: Any, magic_line: str, body: str) -> list[Report]:
-        shell = self.shell
-        ns = shell.user_ns
-        text = magic_line + "\n" + body
-        filename = _cell_filename(body)
-        _register_source(filename, text)
-        device = detect()
+def _validate(args: Any, cell: Cell) -> list[CheckSpec]:
+    """Options that can be wrong before anything runs; their errors point at the magic line."""
+    from workbench.compile.targets import parse_target
 
-        # --- options that can be wrong before anything runs (errors point at line 1)
-        from workbench.compile.targets import parse_target
-
-        try:
-            parse_target(args.target)
-        except WorkbenchError as e:
-            self._fail_line1(e, magic_line, filename, args.target)
-        specs: list[CheckSpec] = []
-        for expr in args.check or []:
-            expr = _unquote(expr)
-            try:
-                specs.append(parse_check(expr))
-            except SyntaxError as e:
-                self._fail_line1(
-                    CheckError(
-                        f"--check {expr!r} is not a valid expression: {e.msg}",
-                        hint='write --check "ACTUAL: EXPECTED", e.g. --check "out: x + y"',
-                    ),
-                    magic_line,
-                    filename,
-                    expr,
-                )
-
-        # --- compile the cell's Python (line 1 is the magic line)
-        try:
-            code = compile("\n" + body, filename, "exec", dont_inherit=True)
-        except SyntaxError as e:
-            # IPython shows SyntaxErrors its own way (ignoring _render_traceback_), so re-raise as ours
-            err = CellSyntaxError(
-                e.msg or "invalid syntax",
-                filename=filename,
-                lineno=e.lineno,
-                col=(e.offset - 1) if e.offset else None,
-                source_line=_errors.line_of(text, e.lineno),
-            )
-            lines = _errors.short_traceback(
-                type(e).__name__,
-                err.message,
-                filename=filename,
-                lineno=e.lineno,
-                col=err.col,
-                source_line=err.source_line,
-                cell_filename=filename,
-            )
-            raise _errors.attach(err, lines) from None
-
-        prepare_namespace(ns)
-        cap = Capture(
-            device=device,
-            target=args.target,
-            compile_only=args.compile_only,
-            interpret=args.interpret,
-            auto_interpret=bool(specs),
-        )
-        t0 = time.perf_counter()
-        try:
-            with cap:
-                exec(code, ns)  # noqa: S102 - the user's cell
-        except BaseException as exc:
-            self._raise_cell_error(exc, cap, filename, text, device)
-        cell_ms = (time.perf_counter() - t0) * 1e3
-        if any(r["mode"] == "gpu" for e in cap.entries.values() for r in e.runs):
-            _synchronize()
-
-        entries = list(cap.entries.values())
-        names = list(dict.fromkeys(e.name for e in entries))
-        shown = entries
-        if args.kernel is not None:
-            shown = [e for e in entries if e.name == args.kernel]
-            if not shown:
-                self._fail_line1(
-                    WorkbenchError(
-                        f"--kernel {args.kernel}: no kernel of that name was compiled or launched in this cell",
-                        hint=f"kernels captured: {', '.join(names) or 'none'}",
-                    ),
-                    magic_line,
-                    filename,
-                    args.kernel,
-                )
-        primary = next((e for e in reversed(shown) if e.runs), shown[-1] if shown else None)
-
-        # --- checks
-        checks = self._checks(specs, args, cap, entries, ns)
-
-        # --- Reports
-        options = {k: v for k, v in vars(args).items()}
-        reports: list[Report] = []
-        cell_id = self._cell_id
-        for e in shown:
-            stages_first = _stage_list(args.stages, list(e.artifact.stages)) if args.stages else []
-            diags = list(cap.diagnostics)
-            if args.stages:
-                unknown = [s for s in _stage_list(args.stages, None) if s not in e.artifact.stages]
-                if unknown:
-                    diags.append(
-                        {
-                            "severity": "warning",
-                            "source": "magic",
-                            "line": 1,
-                            "hint": None,
-                            "message": f"--stages: no stage {', '.join(unknown)} (stages: "
-                            f"{', '.join(e.artifact.stages)})",
-                        }
-                    )
-            r = Report.from_artifact(
-                e.artifact,
-                kernel=e.kernel,
-                cell_source=text,
-                cell_filename=filename,
-                cell_id=cell_id,
-                execution_count=getattr(shell, "execution_count", None),
-                runs=e.runs,
-                launches=e.launches,
-                compile_ms=e.compile_ms,
-                device=device.to_dict(),
-                stages_first=stages_first,
-                options=options,
-                diagnostics=diags,
-            )
-            r.kernels = names
-            if e is primary and checks:
-                if not r.runs:
-                    r.runs.append(
-                        {
-                            "mode": "compile",
-                            "ran": False,
-                            "grid": None,
-                            "elapsed_ms": None,
-                            "reason": "compiled with workbench.compile; nothing was launched",
-                            "device": None,
-                            "arguments": describe_arguments(e.kernel, e.bound),
-                            "checks": [],
-                        }
-                    )
-                r.runs[-1]["checks"] = checks
-            if e is primary and args.bench:
-                r.measurements.append(self._bench(e, args, ns, device))
-            if e is primary and args.timeline:
-                r.timeline = self._timeline(e, device)
-            if not e.ran and e.runs:
-                kind = r.kernel["kind"]
-                hint = (
-                    "--check or --interpret runs plain Triton kernels in Triton's CPU interpreter"
-                    if kind == "triton"
-                    else f"{kind} kernels need a GPU to run; Triton's interpreter runs only plain tl.* kernels"
-                )
-                r.diagnostics.append(
-                    {
-                        "severity": "info",
-                        "source": "run",
-                        "line": None,
-                        "col": None,
-                        "message": f"nothing ran: {e.runs[-1]['reason']}",
-                        "hint": None if args.compile_only else hint,
-                    }
-                )
-            if args.diff is not None:
-                self._diff(r, args.diff, ns, cell_id)
-            reports.append(r)
-
-        for r in reports:
-            if cell_id:
-                self.history[("cell", cell_id, r.name)] = r
-            self.history[("name", r.name)] = r
-        self.last_reports = reports
-        if args.output:
-            ns[args.output] = next(
-                (r for r in reports if primary is not None and r.artifact is primary.artifact),
-                reports[-1] if reports else None,
-            )
-
-        if not args.quiet:
-            from IPython.display import display
-
-            for r in reports:
-                display(r)
-            if not reports:
-                print(
-                    "%%tlx: no kernel was compiled or launched in this cell"
-                    if checks == []
-                    else "\n".join(f"check {c['expr']}: {c['status']} ({c['message']})" for c in checks)
-                )
-        self._last_cell_ms = cell_ms
-        bad = [c for c in checks if c["status"] in ("failed", "error")]
-        if bad:
-            c = bad[0]
-            exc = CheckError(f"check {c['expr']} {c['status']}: {c['message']}", hint=_check_hint(c, args))
-            self._fail_line1(exc, magic_line, filename, c["expr"])
-        return reports
-
-    def _checks(
-        self, specs: list[CheckSpec], args: Any, cap: Capture, entries: list[Captured], ns: dict[str, Any]
-    ) -> list[dict[str, Any]]:
-        if not specs:
-            return []
-        ran = [e for e in entries if e.ran]
-        if entries and not ran:
-            last = next((e.runs[-1] for e in reversed(entries) if e.runs), None)
-            why = "nothing ran: " + (last["reason"] if last else "the cell only compiled (workbench.compile)")
-            return [skipped(s, why) for s in specs]
-        return [evaluate(s, ns, args.atol, args.rtol) for s in specs]
-
-    def _bench(self, e: Captured, args: Any, ns: dict[str, Any], device: Any) -> dict[str, Any]:
-        base = {"kind": "bench", "measured_by": "workbench.measure", "device": device.name, "when": _now()}
-        try:
-            prof = importlib.import_module("workbench.measure")
-            section_fn = prof.bench_section
-        except Exception as ex:
-            return {**base, "status": "skipped", "reason": f"workbench.measure is not available ({ex})"}
-
-        def nothing() -> None:
-            raise WorkbenchError("nothing to time: the kernel did not run on a GPU")
-
-        fn = e.relaunch or nothing
-        ref = None
-        if args.bench_ref:
-            ref_code = compile(_unquote(args.bench_ref), "<--bench-ref>", "eval")
-
-            def ref() -> Any:
-                return eval(ref_code, ns)  # noqa: S307 - the user's own expression
-
-        kw: dict[str, Any] = {}
-        try:
-            for opt in ("flops", "bytes"):
-                if getattr(args, opt):
-                    kw[opt] = float(eval(_unquote(getattr(args, opt)), ns))  # noqa: S307
-            section = section_fn(
-                fn, reference=ref, kernel=e.kernel, grid=e.grid or (1, 1, 1), args=e.bound, name=e.name, **kw
-            )
-        except Exception as ex:
-            return {**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
-        status = (
-            "ok"
-            if section.get("timed")
-            else ("error" if section.get("errors") and not section.get("message") else "skipped")
-        )
-        reason = section.get("message")
-        if status == "skipped" and not reason:
-            reason = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
-        return {**base, **section, "kind": "bench", "status": status, "reason": reason}
-
-    def _timeline(self, e: Captured, device: Any) -> dict[str, Any]:
-        base = {
-            "kind": "timeline",
-            "measured_by": "workbench.measure.timeline",
-            "device": device.name,
-            "when": _now(),
-        }
-        try:
-            tl_mod = importlib.import_module("workbench.measure.timeline")
-            section_fn = tl_mod.timeline_section
-        except Exception as ex:
-            return {**base, "status": "skipped", "reason": f"workbench.measure.timeline is not available ({ex})"}
-        if e.relaunch is None:
-            why = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
-            return {**base, "status": "skipped", "reason": why}
-        try:
-            section = section_fn(e.relaunch, kernel=e.kernel, grid=e.grid, args=e.bound, artifact=e.artifact)
-        except Exception as ex:
-            return {**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
-        return {
-            **base,
-            "status": "ok",
-            "reason": None,
-            **(section if isinstance(section, dict) else {"data": section}),
-        }
-
-    def _diff(self, r: Report, how: Any, ns: dict[str, Any], cell_id: str | None) -> None:
-        prev: Any = None
-        if how is True:
-            if cell_id:
-                prev = self.history.get(("cell", cell_id, r.name))
-            prev = prev or self.history.get(("name", r.name))
-            what = "no previous run of this cell to diff against"
-        else:
-            name = _unquote(str(how))
-            prev = ns.get(name)
-            what = f"--diff {name}: no Report in variable {name!r}"
-            if isinstance(prev, list):
-                prev = next((p for p in prev if getattr(p, "name", None) == r.name), None)
-        if isinstance(prev, dict) or isinstance(prev, Report):
-            r.previous = diff_reports(prev, r)
-        else:
-            r.diagnostics.append(
-                {"severity": "info", "source": "magic", "line": 1, "hint": None, "col": None, "message": what}
-            )
-
-    def _raise_cell_error(self, exc: BaseException, cap: Capture, filename: str, text: str, device: Any) -> None:
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
-            raise exc
-        err = exc
-        try:
-            from triton.compiler.errors import CompilationError
-        except ImportError:  # pragma: no cover
-            CompilationError = ()  # type: ignore[assignment]  # noqa: N806
-        if isinstance(exc, CompilationError) and not isinstance(exc, WorkbenchError):
-            err = _from_triton_error(exc, cap.failed_kernel)
-        if isinstance(err, WorkbenchError):
-            fn_name = getattr(cap.failed_kernel, "__name__", None)
-            src_line = err.source_line
-            if src_line is None and err.filename == filename:
-                src_line = _errors.line_of(text, err.lineno)
-            lines = _errors.short_traceback(
-                type(err).__name__,
-                err.message,
-                filename=err.filename or filename,
-                lineno=err.lineno,
-                col=err.col,
-                source_line=src_line,
-                cell_filename=filename,
-                hint=err.hint,
-                func=fn_name,
-            )
-            if err.lineno is None or err.filename != filename:
-                # say where in the cell the failing launch or compile was
-                tb = exc.__traceback__
-                where = None
-                while tb is not None:
-                    if tb.tb_frame.f_code.co_filename == filename:
-                        where = tb.tb_lineno
-                    tb = tb.tb_next
-                if where:
-                    lines[0] += f"\n  (raised by cell line {where}: {(_errors.line_of(text, where) or '').strip()})"
-            raise _errors.attach(err, lines) from None
-        lines = _errors.trimmed_traceback(self.shell, exc, filename)
-        if lines is not None:
-            if not device.available and "CUDA" in str(exc):
-                lines = list(lines) + [
-                    f"{_errors.CYAN}hint{_errors.RESET}: there is no GPU here "
-                    f"({device.reason}); create tensors with device=DEVICE (it is 'cpu' "
-                    "without a GPU) and the launches become compiles"
-                ]
-            _errors.attach(exc, lines)
-        raise exc.with_traceback(exc.__traceback__)
-
-
-def _from_triton_error(exc: Any, kernel: Any) -> WorkbenchError:
-    from workbench.errors import CompileError
-
-    node = getattr(exc, "node", None)
-    rel = getattr(node, "lineno", None)
-    filename = lineno = None
     try:
-        from triton.runtime.jit import get_jit_fn_file_line
+        parse_target(args.target)
+    except WorkbenchError as e:
+        _errors.fail_at_magic_line(e, cell, args.target)
+    specs: list[CheckSpec] = []
+    for expr in args.check or []:
+        expr = sections.unquote(expr)
+        try:
+            specs.append(parse_check(expr))
+        except SyntaxError as e:
+            err = CheckError(f"--check {expr!r} is not a valid expression: {e.msg}",
+                             hint='write --check "ACTUAL: EXPECTED", e.g. --check "out: x + y"')
+            _errors.fail_at_magic_line(err, cell, expr)
+    return specs
 
-        base = kernel
-        while base is not None and not hasattr(base, "starting_line_number") and hasattr(base, "fn"):
-            base = base.fn
-        filename, first = get_jit_fn_file_line(base)
-        lineno = first + rel - 1 if rel else None
-    except Exception:
-        pass
-    msg = (getattr(exc, "error_message", None) or str(exc)).strip()
-    return CompileError(
-        msg,
-        filename=filename,
-        lineno=lineno,
-        col=getattr(node, "col_offset", None),
-        source_line=_errors.line_of("".join(linecache.getlines(filename or "")), lineno),
-    )
+
+def _select(cap: Capture, args: Any, cell: Cell) -> tuple[list[Captured], Captured | None]:
+    """The kernels to report (``--kernel`` or all) and the primary one (the last that ran, else the last)."""
+    entries = list(cap.entries.values())
+    shown = entries
+    if args.kernel is not None:
+        shown = [e for e in entries if e.name == args.kernel]
+        if not shown:
+            names = ", ".join(dict.fromkeys(e.name for e in entries)) or "none"
+            _errors.fail_at_magic_line(
+                WorkbenchError(f"--kernel {args.kernel}: no kernel of that name was compiled or launched in this cell",
+                               hint=f"kernels captured: {names}"), cell, args.kernel)
+    primary = next((e for e in reversed(shown) if e.runs), shown[-1] if shown else None)
+    return shown, primary
+
+
+def _display(reports: list[Report], args: Any, checks: list[dict]) -> None:
+    if args.quiet:
+        return
+    from IPython.display import display
+
+    for r in reports:
+        display(r)
+    if not reports:
+        print("%%tlx: no kernel was compiled or launched in this cell" if checks == []
+              else "\n".join(f"check {c['expr']}: {c['status']} ({c['message']})" for c in checks))
 
 
 def _synchronize() -> None:
@@ -610,34 +321,6 @@ def _synchronize() -> None:
         torch.cuda.synchronize()
     except Exception:
         pass
-
-
-def _unquote(s: str) -> str:
-    s = s.strip()
-    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
-        return s[1:-1]
-    return s
-
-
-def _stage_list(spec: str | None, available: list[str] | None) -> list[str]:
-    if not spec:
-        return []
-    want = [s.strip().lower() for s in re.split(r"[,\s]+", _unquote(spec)) if s.strip()]
-    if available is None:
-        return want
-    by_lower = {a.lower(): a for a in available}
-    return [by_lower[w] for w in want if w in by_lower]
-
-
-def _check_hint(c: dict[str, Any], args: Any) -> str | None:
-    if c["status"] == "error":
-        return "the expression is evaluated in the notebook's namespace after the cell ran"
-    if c.get("max_abs_err") is not None and c.get("mismatched"):
-        return (
-            f"max abs error {c['max_abs_err']:.3g}, max rel error {c.get('max_rel_err') or 0:.3g}; "
-            f"loosen with --atol/--rtol if that is expected"
-        )
-    return None
 
 
 # ---------------------------------------------------------------------- extension entry points

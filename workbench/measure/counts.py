@@ -99,17 +99,11 @@ def declared_counts(
     (``@triton.jit(launch_metadata=fn)``, ``fn(grid, metadata, args) -> {"flops": ..., "bytes": ...}``;
     Proton's ``flops8``/``flops16``/``flops32`` keys are summed). ``args`` is a dict of argument
     names to values, or a sequence in the kernel's parameter order. None when nothing is declared."""
-    hook = None
-    obj = kernel
-    for _ in range(4):  # unwrap Autotuner / Heuristics / workbench wrappers
-        hook = getattr(obj, "launch_metadata", None)
-        if hook is not None and not _is_compiled_kernel_method(obj, hook):
-            break
-        hook = None
-        obj = getattr(obj, "fn", None)
-        if obj is None:
-            break
-    if hook is None:
+    from workbench.compile.tuners import base_jit
+
+    obj = base_jit(kernel)
+    hook = getattr(obj, "launch_metadata", None)
+    if hook is None or _is_compiled_kernel_method(obj, hook):
         return None
     if args is None:
         arg_dict: dict[str, Any] = {}

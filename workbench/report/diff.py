@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from workbench.analyse.diff import diff as stage_diff
+
 MAX_DIFF_LINES = 400
 _MD_FIELDS = (
     "num_warps",
@@ -22,11 +24,16 @@ _MD_FIELDS = (
 
 
 def _udiff(a: str, b: str, name: str, limit: int = MAX_DIFF_LINES) -> tuple[str, int, int, bool]:
-    lines = list(
-        difflib.unified_diff(a.splitlines(), b.splitlines(), f"previous/{name}", f"this run/{name}", n=2, lineterm="")
-    )
-    added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
-    removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+    """Unified diff of the source (as is) or of a stage (locations ignored: workbench.analyse.diff), truncated."""
+    if name == "source":
+        lines = list(difflib.unified_diff(a.splitlines(), b.splitlines(), "previous/source", "this run/source", n=2,
+                                          lineterm=""))
+        added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+        removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+    else:
+        d = stage_diff(a, b, name, context=2)
+        lines = d.unified.replace("a:", "previous/", 1).replace("b:", "this run/", 1).splitlines()
+        added, removed = d.added, d.removed
     truncated = len(lines) > limit
     if truncated:
         lines = lines[:limit] + [f"... ({len(lines) - limit} more diff lines)"]
@@ -77,11 +84,11 @@ def diff_reports(old: Any, new: Any) -> dict[str, Any]:
                     "truncated": False,
                 }
             )
-        elif ostages[name] == nstages[name]:
-            stages.append({"name": name, "status": "same", "added": 0, "removed": 0, "diff": "", "truncated": False})
         else:
             text, a, r, t = _udiff(ostages[name], nstages[name], name)
-            stages.append({"name": name, "status": "changed", "added": a, "removed": r, "diff": text, "truncated": t})
+            status = "changed" if a or r else "same"
+            stages.append({"name": name, "status": status, "added": a, "removed": r, "diff": text if a or r else "",
+                           "truncated": t})
     meas = []
     om = {m.get("kind"): m for m in o.get("measurements", []) if isinstance(m, dict)}
     for m in n.get("measurements", []):

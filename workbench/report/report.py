@@ -125,15 +125,11 @@ def uses_tlx(fn: Any) -> bool:
 
 def _code_filename(kernel: Any) -> str | None:
     """The file (or cell) a kernel's Python function was defined in."""
-    for _ in range(8):
-        code = getattr(kernel, "__code__", None)
-        if code is not None:
-            return code.co_filename
-        inner = getattr(kernel, "fn", None)
-        if inner is None or inner is kernel:
-            return None
-        kernel = inner
-    return None
+    from workbench.compile.tuners import base_jit
+
+    fn = getattr(base_jit(kernel), "fn", None)
+    code = getattr(fn, "__code__", None)
+    return code.co_filename if code is not None else None
 
 
 def _stage_entries(artifact: Any) -> list[dict[str, Any]]:
@@ -182,6 +178,7 @@ class Report:
     measurements: list[dict[str, Any]] = field(default_factory=list)
     timeline: dict[str, Any] | None = None
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)  # workbench.check's static findings
     device: dict[str, Any] = field(default_factory=lambda: {"available": False, "kind": "none", "name": None})
     versions: dict[str, Any] = field(default_factory=versions)
     previous: dict[str, Any] | None = None
@@ -332,6 +329,7 @@ class Report:
         "measurements",
         "timeline",
         "diagnostics",
+        "findings",
         "device",
         "versions",
         "previous",

@@ -1,0 +1,172 @@
+"""The sections of a ``%%tlx`` Report, one small function each: checks of outputs, findings of the
+static checks, timing and roofline, the per-role timeline, the diff against an earlier run, and the
+diagnostics of the magic itself. Each returns plain JSON-able data (the Report schema's payloads) and
+never raises for a missing GPU or an optional layer: it says what was skipped and why.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.report.report import _now
+from workbench.run.capture import Capture, Captured, describe_arguments
+from workbench.run.verify import CheckSpec, evaluate, skipped
+
+__all__ = ["bench", "diff", "findings", "not_ran", "output_checks", "stage_list", "timeline", "unknown_stages"]
+
+
+def output_checks(specs: list[CheckSpec], args: Any, entries: list[Captured], ns: dict[str, Any]) -> list[dict]:
+    """``--check`` expressions evaluated in the notebook's namespace after the cell ran."""
+    if not specs:
+        return []
+    ran = [e for e in entries if e.ran]
+    if entries and not ran:
+        last = next((e.runs[-1] for e in reversed(entries) if e.runs), None)
+        why = "nothing ran: " + (last["reason"] if last else "the cell only compiled (workbench.compile)")
+        return [skipped(s, why) for s in specs]
+    return [evaluate(s, ns, args.atol, args.rtol) for s in specs]
+
+
+def compile_only_run(entry: Captured) -> dict[str, Any]:
+    """The run record of a kernel that was only compiled (so checks have a run to hang on)."""
+    return {"mode": "compile", "ran": False, "grid": None, "elapsed_ms": None,
+            "reason": "compiled with workbench.compile; nothing was launched", "device": None,
+            "arguments": describe_arguments(entry.kernel, entry.bound), "checks": []}
+
+
+def findings(entry: Captured) -> list[dict[str, Any]]:
+    """The static orchestration checks' findings on the compiled kernel (``workbench.check``)."""
+    try:
+        check = importlib.import_module("workbench.check")
+        run = check.check_artifact
+    except (ImportError, AttributeError):
+        return []
+    return [f.to_dict() for f in run(entry.artifact, kernel=entry.kernel)]
+
+
+def _base(kind: str, by: str, device: Any) -> dict[str, Any]:
+    return {"kind": kind, "measured_by": by, "device": device.name, "when": _now()}
+
+
+def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> dict[str, Any]:
+    """``--bench``: the kernel re-launched under ``workbench.measure`` (and the ``--bench-ref`` expression)."""
+    base = _base("bench", "workbench.measure", device)
+    prof = importlib.import_module("workbench.measure")
+
+    def nothing() -> None:
+        raise WorkbenchError("nothing to time: the kernel did not run on a GPU")
+
+    ref = None
+    if args.bench_ref:
+        ref_code = compile(unquote(args.bench_ref), "<--bench-ref>", "eval")
+
+        def ref() -> Any:
+            return eval(ref_code, ns)  # noqa: S307 - the user's own expression
+
+    try:
+        kw = {opt: float(eval(unquote(getattr(args, opt)), ns))  # noqa: S307
+              for opt in ("flops", "bytes") if getattr(args, opt)}
+        section = prof.bench_section(entry.relaunch or nothing, reference=ref, kernel=entry.kernel,
+                                     grid=entry.grid or (1, 1, 1), args=entry.bound, name=entry.name, **kw)
+    except Exception as ex:
+        return {**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
+    if section.get("timed"):
+        status = "ok"
+    else:
+        status = "error" if section.get("errors") and not section.get("message") else "skipped"
+    reason = section.get("message")
+    if status == "skipped" and not reason:
+        reason = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
+    return {**base, **section, "kind": "bench", "status": status, "reason": reason}
+
+
+def timeline(entry: Captured, device: Any) -> dict[str, Any]:
+    """``--timeline``: the per-role timeline of one instrumented launch (``workbench.measure.timeline``)."""
+    base = _base("timeline", "workbench.measure.timeline", device)
+    if entry.relaunch is None:
+        why = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
+        return {**base, "status": "skipped", "reason": why}
+    try:
+        tl_mod = importlib.import_module("workbench.measure.timeline")
+        section = tl_mod.timeline_section(entry.relaunch, kernel=entry.kernel, grid=entry.grid, args=entry.bound,
+                                          artifact=entry.artifact)
+    except Exception as ex:
+        return {**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
+    return {**base, "status": "ok", "reason": None, **(section if isinstance(section, dict) else {"data": section})}
+
+
+def diff(report: Any, how: Any, ns: dict[str, Any], history: dict, cell_id: str | None) -> dict | None:
+    """``--diff``: the earlier Report to compare with (this cell's last run, or a variable); else a diagnostic."""
+    from workbench.report.diff import diff_reports
+
+    if how is True:
+        prev = (history.get(("cell", cell_id, report.name)) if cell_id else None) or \
+            history.get(("name", report.name))
+        what = "no previous run of this cell to diff against"
+    else:
+        name = unquote(str(how))
+        prev = ns.get(name)
+        what = f"--diff {name}: no Report in variable {name!r}"
+        if isinstance(prev, list):
+            prev = next((p for p in prev if getattr(p, "name", None) == report.name), None)
+    if isinstance(prev, dict) or type(prev).__name__ == "Report":
+        report.previous = diff_reports(prev, report)
+        return None
+    return _magic_diagnostic("info", what)
+
+
+def not_ran(entry: Captured, kind: str, compile_only: bool) -> dict[str, Any] | None:
+    """Why a launched kernel did not run, and how it could."""
+    if entry.ran or not entry.runs:
+        return None
+    hint = ("--check or --interpret runs plain Triton kernels in Triton's CPU interpreter" if kind == "triton"
+            else f"{kind} kernels need a GPU to run; Triton's interpreter runs only plain tl.* kernels")
+    return {"severity": "info", "source": "run", "line": None, "col": None,
+            "message": f"nothing ran: {entry.runs[-1]['reason']}", "hint": None if compile_only else hint}
+
+
+def unknown_stages(spec: str | None, available: list[str]) -> dict[str, Any] | None:
+    if not spec:
+        return None
+    unknown = [s for s in stage_list(spec, None) if s not in available]
+    if not unknown:
+        return None
+    return _magic_diagnostic("warning", f"--stages: no stage {', '.join(unknown)} (stages: {', '.join(available)})")
+
+
+def _magic_diagnostic(severity: str, message: str) -> dict[str, Any]:
+    return {"severity": severity, "source": "magic", "line": 1, "col": None, "hint": None, "message": message}
+
+
+def stage_list(spec: str | None, available: list[str] | None) -> list[str]:
+    if not spec:
+        return []
+    want = [s.strip().lower() for s in re.split(r"[,\s]+", unquote(spec)) if s.strip()]
+    if available is None:
+        return want
+    by_lower = {a.lower(): a for a in available}
+    return [by_lower[w] for w in want if w in by_lower]
+
+
+def unquote(s: str) -> str:
+    s = s.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
+        return s[1:-1]
+    return s
+
+
+def check_hint(c: dict[str, Any]) -> str | None:
+    if c["status"] == "error":
+        return "the expression is evaluated in the notebook's namespace after the cell ran"
+    if c.get("max_abs_err") is not None and c.get("mismatched"):
+        return (f"max abs error {c['max_abs_err']:.3g}, max rel error {c.get('max_rel_err') or 0:.3g}; "
+                f"loosen with --atol/--rtol if that is expected")
+    return None
+
+
+def capture_for(args: Any, device: Any, checking: bool) -> Capture:
+    return Capture(device=device, target=args.target, compile_only=args.compile_only, interpret=args.interpret,
+                   auto_interpret=checking)
