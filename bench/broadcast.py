@@ -269,7 +269,6 @@ def run_default(args, shapes, good: list[dict[str, Any]], picks: dict[str, dict]
     rows = []
     fmt = lambda v: f"{v:8.4f}" if isinstance(v, float) else f"{'-':>8s}"  # noqa: E731
     fr = lambda v: f"{v:6.2f}x" if isinstance(v, float) else f"{'-':>7s}"  # noqa: E731
-    log(f"{'shape':>15s} {'ours ms':>13s} {'materialized ms':>24s} {'decomposed ms':>22s}  config")
     for s in shapes:
         t0 = time.time()
         new = default_shape(args, s, good, picks, tuner)
@@ -319,7 +318,10 @@ def run_sweep(args, shapes, good: list[dict[str, Any]], t_start: float) -> tuple
                 ratio=bm / ms if bm else None,
             )
             log(
-                f"{s.name:>15s} best {BC.config_name(cfg)} {ms:.4f} ms  materialized {bm}  ({len(timed)} configs timed)"
+                f"{s.name:>15s} best {BC.config_name(cfg):>22s} {ms:.4f} ms  materialized {bm:.4f} ms "
+                f"({bm / ms:.2f}x)  [{len(timed)} configs timed]"
+                if bm
+                else f"{s.name:>15s} best {ms:.4f} ms"
             )
         torch.cuda.empty_cache()
     return rows, best

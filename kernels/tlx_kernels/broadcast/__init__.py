@@ -62,6 +62,7 @@ from tlx_kernels.broadcast.host import (
     prepare,
     schedule,
     smem_bytes,
+    sweep_configs,
 )
 from tlx_kernels.broadcast.kernel import ACT_CODES, broadcast_linear_kernel
 from tlx_kernels.broadcast.shapes import (
@@ -105,4 +106,5 @@ __all__ = [
     "rel_err",
     "schedule",
     "smem_bytes",
+    "sweep_configs",
 ]
