@@ -18,6 +18,35 @@ pytestmark = [
 
 TOL = 1e-2
 
+# One small launch in a child process first: a kernel that hangs or faults there fails every test here
+# at once (in seconds), instead of hanging the GPU test session or poisoning its CUDA context.
+SMOKE = """
+import torch
+from tlx_kernels import broadcast as BC
+s = [t for t in BC.TEST_SHAPES if t.name == "odd"][0]
+U, X, W, b = BC.make_inputs(s.B, s.C, s.DU, s.DX, s.N, bias=s.bias)
+out = BC.empty_out(s.B, s.C, s.N, U.dtype, "cuda", fill=float("nan"))
+BC.launch(U, X, W, b, s.act, None, out)
+torch.cuda.synchronize()
+print("SMOKE", BC.rel_err(out, BC.reference(U, X, W, b, s.act)))
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def smoke():
+    import subprocess
+    import sys
+
+    try:
+        p = subprocess.run([sys.executable, "-c", SMOKE], capture_output=True, text=True, timeout=180)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the fused kernel hung on a small shape (child process killed after 180 s)")
+    line = next((x for x in p.stdout.splitlines() if x.startswith("SMOKE ")), None)
+    if line is None:
+        pytest.fail(f"the smoke launch failed (exit {p.returncode}): {p.stderr[-1500:]}")
+    err = float(line.split()[1])
+    assert err < TOL, f"smoke launch: max rel err {err:.3g}"
+
 
 def shapes():
     from tlx_kernels import broadcast as BC
