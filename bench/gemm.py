@@ -1,344 +1,408 @@
-"""GEMM benchmark of issue 8: our TLX kernels vs cuBLAS (torch.matmul) vs Triton's tl.dot, in one run.
+"""GEMM benchmark: the library's TLX kernels vs cuBLAS, Triton's tl.dot and Meta's Hopper GEMM tutorials, one run.
 
-    .venv/bin/python bench/gemm.py                 # all shapes, all kernels (~3-6 min on an H200)
-    .venv/bin/python bench/gemm.py --quick         # 8192^3 and 4096^3 only
-    .venv/bin/python bench/gemm.py --kernels ws_cooperative,ws_pingpong --shapes 8192x8192x8192
-    .venv/bin/python bench/gemm.py --no-tune       # each kernel's default config only
+    python3 bench/gemm.py                        # 7 shapes, each kernel tuned over its CONFIGS (~3 min, H200)
+    python3 bench/gemm.py --quick                # 8192^3, 4096^3, 2048^3 (~1.5 min)
+    python3 bench/gemm.py --sweep --budget-s 200 # every candidate config of every kernel (~4 min)
+    python3 bench/gemm.py --kernels ws_cooperative --shapes 8192x8192x8192 --no-meta
 
-For every shape: each kernel is tuned over its small config set (common.Tuner), checked against
-torch.matmul on NaN-poisoned output (max rel err < 1e-2, else it is not timed), then timed with
-CUDA-graph replay (``triton.testing.do_bench_cudagraph``; ``--no-graph``: ``do_bench``, where host time
-counts: every library kernel, the tl.dot baseline included, launches through ``mod.launch`` and so
-through the library's fast launch, ``tlx_kernels/gemm/fastlaunch.py``). Every kernel/shape is
-wrapped in try/except and its error recorded. cuBLAS is timed after ``--warmup-s`` of cuBLAS (a cold
-GPU boosts higher for a while) and again after our kernels; ratios use the faster of the two. Writes
-``bench/results/gemm-<date>.json``: device, date, torch, triton, command, rows of
-{M, N, K, dtype, kernel, tflops, cublas_tflops, triton_tflops, ...} and the issue's targets.
+Every GPU step runs in a worker process (bench/gemm_worker.py) so that a config that hangs or faults is
+recorded and the run goes on. First a preflight: each config is checked against torch.matmul on small
+shapes (NaN-poisoned output; several workers at once, which also compiles everything). Then, one worker
+at a time, per shape: cuBLAS (after ``--warmup-s`` of it), each library kernel (checked at the shape,
+tuned over its passing configs, the best timed again), Meta's tutorial kernels from the installed
+triton-utlx wheel (imported unmodified, their own configs, our operands and output dtype), cuBLAS again.
+Times: ``triton.testing.do_bench`` medians (L2 flushed) of the bare launch. ``--sweep`` times every
+candidate (``candidates()`` of each module) at every shape within ``--budget-s``, best candidates first,
+and prints the ranking to put into the modules' CONFIGS.
+
+Writes ``bench/results/gemm-<date>.json`` (``gemm-sweep-<date>.json``): device, date, torch, triton, command,
+rows of {kernel, shape, dtype, config, ms, tflops, baseline, baseline_ms, ratio} (ratio = baseline_ms / ms,
+one row per baseline measured in the run: cublas, triton_dot, meta_*), every measurement, the summary
+against the targets, and (sweep) the ranking.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
+import datetime as dt
 import json
 import math
 import os
+import queue
 import sys
+import threading
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "kernels"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from gemm_worker import META_FILES, WorkerProcess  # noqa: E402
+
 OURS = ("tma_pipelined", "ws_cooperative", "ws_pingpong")
-ALL = OURS + ("triton_dot",)
+LIBRARY = OURS + ("triton_dot",)
+SWEEP_SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048)]
+PREFLIGHT_SHAPES = [(2304, 2048, 512), (1000, 1500, 777)]  # 1-3 tiles per CTA on 132 SMs; an odd shape
+TARGETS = {(8192, 8192, 8192): 1.05, (4096, 4096, 4096): 1.05, (2048, 2048, 2048): 1.00}  # best of ours / cuBLAS
+TOL = 1e-2
 
 
 def log(*a: Any) -> None:
     print(*a, flush=True)
 
 
-class _Restricted:
-    """A kernel module seen with only the configs that passed preflight."""
-
-    def __init__(self, mod: Any, configs: list[dict[str, Any]]) -> None:
-        self._mod, self.CONFIGS = mod, configs
-        self.DEFAULT = mod.DEFAULT if mod.DEFAULT in configs else configs[0]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._mod, name)
-
-
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:
-    out = []
-    for part in text.split(","):
-        m, n, k = (int(x) for x in part.lower().split("x"))
-        out.append((m, n, k))
-    return out
+    return [tuple(int(x) for x in part.lower().split("x")) for part in text.split(",")]  # type: ignore[misc]
 
 
-def bench_shape(M, N, K, dtype, args, kernels, modules, tuner, graph) -> list[dict[str, Any]]:
-    """Rows of one shape: cuBLAS, then every kernel (tuned, checked, timed); errors are recorded."""
-    import torch
-    from tlx_kernels.gemm import common as C
+class Workers:
+    """The timing phase's single worker, restarted after a failure."""
 
-    log(f"\n== {M}x{N}x{K} {args.dtype}")
-    flops = C.gemm_flops(M, N, K)
-    torch.manual_seed(0)
-    a = torch.randn(M, K, device="cuda", dtype=dtype)
-    b = torch.randn(K, N, device="cuda", dtype=dtype)
-    ref = torch.matmul(a, b)
-    # Warm the GPU to its working temperature and clock first: a cold H200 boosts higher for a while,
-    # which would flatter whichever path is timed first (cuBLAS, on the first shape).
-    t_end = time.perf_counter() + args.warmup_s
-    while time.perf_counter() < t_end:
-        for _ in range(8):
-            torch.matmul(a, b)
-        torch.cuda.synchronize()
-    cublas_ms, cublas_method = C.bench_ms(lambda: torch.matmul(a, b), rep_ms=args.rep, graph=graph)
-    cublas = flops / cublas_ms / 1e9
-    log(f"  cublas          {cublas:7.1f} TFLOP/s  ({cublas_ms * 1e3:.1f} us, {cublas_method})")
-    results: dict[str, dict[str, Any]] = {}
-    scratch = C.empty_out(M, N, dtype, "cuda")  # tuning output: no allocation inside captured graphs
-    for name in kernels:
-        mod = modules[name]
-        row: dict[str, Any] = dict(kernel=name, tflops=None, ms=None, config=None, rel_err=None, error=None)
-        t0 = time.time()
-        try:
-            key = (name, M, N, K, args.dtype)
-            if args.no_tune:
-                cfg = dict(mod.DEFAULT)
-            else:
-                cfg = tuner.choose(key, mod.CONFIGS, lambda cfg, mod=mod: mod.launch(a, b, cfg, out=scratch))
-            row["config"] = C.config_name(cfg)
-            row["config_full"] = dict(cfg)
-            if key in tuner.timings:
-                row["tune_ms"] = {n: round(ms, 4) for n, ms in tuner.timings[key]}
-            out = C.empty_out(M, N, dtype, "cuda", fill=float("nan"))
-            mod.launch(a, b, cfg, out=out)
-            torch.cuda.synchronize()
-            err = C.rel_err(out, ref)
-            row["rel_err"] = err if math.isfinite(err) else "inf/nan"
-            if not err < 1e-2:
-                raise AssertionError(f"wrong result: max rel err {err:.3g} >= 1e-2 vs torch.matmul")
-            ms, method = C.bench_ms(
-                lambda mod=mod, cfg=cfg, out=out: mod.launch(a, b, cfg, out=out), rep_ms=args.rep, graph=graph
-            )
-            row.update(ms=ms, tflops=flops / ms / 1e9, timing=method)
-            log(
-                f"  {name:15s} {row['tflops']:7.1f} TFLOP/s  {row['tflops'] / cublas:5.3f}x cuBLAS (first)  "
-                f"cfg {row['config']}  err {err:.1e}  ({time.time() - t0:.1f} s)"
-            )
-        except Exception as e:
-            row["error"] = f"{type(e).__name__}: {e}"[:2000]
-            row["traceback"] = traceback.format_exc()[-4000:]
-            log(f"  {name:15s} FAILED: {row['error'][:300]}")
-            try:
-                torch.cuda.synchronize()
-            except Exception:  # a faulted context cannot recover; later rows will record that
-                pass
-        results[name] = row
-    # cuBLAS again, after our kernels: the ratios use the faster of its two timings (never flattering us)
-    after_ms, _ = C.bench_ms(lambda: torch.matmul(a, b), rep_ms=args.rep, graph=graph)
-    cublas_before, cublas_after = cublas, flops / after_ms / 1e9
-    cublas, cublas_ms = max(cublas_before, cublas_after), min(cublas_ms, after_ms)
-    log(f"  cublas again    {cublas_after:7.1f} TFLOP/s  (ratios use {cublas:.1f})")
-    tri = results.get("triton_dot", {}).get("tflops")
-    rows = []
-    for row in results.values():
-        rows.append(
-            dict(
-                M=M,
-                N=N,
-                K=K,
-                dtype=args.dtype,
-                cublas_tflops=cublas,
-                triton_tflops=tri,
-                **row,
-                ratio_cublas=(row["tflops"] / cublas) if row["tflops"] else None,
-                ratio_triton=(row["tflops"] / tri) if row["tflops"] and tri else None,
-            )
-        )
-    rows.append(
-        dict(
-            M=M,
-            N=N,
-            K=K,
-            dtype=args.dtype,
-            kernel="cublas",
-            tflops=cublas,
-            ms=cublas_ms,
-            cublas_tflops=cublas,
-            cublas_tflops_before=cublas_before,
-            cublas_tflops_after=cublas_after,
-            triton_tflops=tri,
-            timing=cublas_method,
-        )
-    )
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s, self.w = timeout_s, None
+
+    def get(self) -> WorkerProcess:
+        if self.w is None or not self.w.alive():
+            self.w = WorkerProcess(self.timeout_s)
+        return self.w
+
+    def drop(self) -> None:
+        if self.w is not None:
+            self.w.kill()
+        self.w = None
+
+    def close(self) -> None:
+        if self.w is not None:
+            self.w.close()
+
+
+def run_configs(workers: Workers, job: dict) -> list[dict]:
+    """One row per config of a ``configs`` job; after a hang or a crash the failed config gets an error row
+    and the rest run in a fresh worker."""
+    from tlx_kernels.gemm.common import config_name
+
+    todo, rows = list(job["configs"]), []
+    while todo:
+        res, got, fail = workers.get().run(dict(job, configs=todo))
+        rows += got
+        done = {r["config"] for r in got}
+        rest = [c for c in todo if config_name(c) not in done]
+        if fail is None:
+            err = (res or {}).get("error")
+            rows += [dict(config=config_name(c), cfg=c, ms=None, error=err or "no result") for c in rest]
+            break
+        workers.drop()
+        name, reason = fail
+        if rest and (name is None or config_name(rest[0]) == name):
+            rows.append(dict(config=config_name(rest[0]), cfg=rest[0], ms=None, error=reason))
+            rest = rest[1:]
+        todo = rest
     return rows
 
 
-PREFLIGHT_SHAPES = [(1000, 1500, 777), (2304, 2048, 512)]  # 1 and 2-3 tiles per CTA on 132 SMs
+def preflight(plan: dict[str, list[dict]], shapes: list, args) -> dict[str, dict[str, str]]:
+    """{kernel: {config: "ok" | error}}: every config checked at ``shapes``, ``args.workers`` workers at once."""
+    from tlx_kernels.gemm.common import config_name
+
+    jobs: queue.Queue = queue.Queue()
+    for kernel, cfgs in plan.items():
+        for i in range(0, len(cfgs), 3):
+            jobs.put((kernel, cfgs[i : i + 3]))
+    verdict: dict[str, dict[str, str]] = {k: {} for k in plan}
+    lock = threading.Lock()
+
+    def work() -> None:
+        workers = Workers(args.job_timeout)
+        while True:
+            try:
+                kernel, cfgs = jobs.get_nowait()
+            except queue.Empty:
+                break
+            for shape in shapes:
+                base = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, time=False)
+                for r in run_configs(workers, dict(base, configs=cfgs, warmup_ms=1, rep_ms=1)):
+                    with lock:
+                        if verdict[kernel].get(r["config"], "ok") == "ok":
+                            verdict[kernel][r["config"]] = "ok" if not r.get("error") else f"{shape}: {r['error']}"
+                cfgs = [c for c in cfgs if verdict[kernel].get(config_name(c)) == "ok"]
+        workers.close()
+
+    threads = [threading.Thread(target=work) for _ in range(max(1, args.workers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for kernel, v in verdict.items():
+        bad = {c: e for c, e in v.items() if e != "ok"}
+        log(f"  preflight {kernel}: {len(v) - len(bad)}/{len(v)} ok")
+        for c, e in bad.items():
+            log(f"    {c}: {e[:240]}")
+    return verdict
 
 
-def preflight_child(name: str) -> int:
-    """Run every config of one kernel on small shapes; print one JSON line {config: "ok" | error}."""
-    import torch
-
-    sys.path.insert(0, str(ROOT / "kernels"))
-    from tlx_kernels import gemm as G
-    from tlx_kernels.gemm import common as C
-
-    mod = G.MODULES[name]
-    res: dict[str, str] = {}
-    for cfg in mod.CONFIGS:
-        key = C.config_name(cfg)
-        try:
-            for M, N, K in PREFLIGHT_SHAPES:
-                a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-                b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-                out = C.empty_out(M, N, torch.bfloat16, "cuda", fill=float("nan"))
-                mod.launch(a, b, cfg, out=out)
-                torch.cuda.synchronize()
-                err = C.rel_err(out, torch.matmul(a, b))
-                if not err < 1e-2:
-                    raise AssertionError(f"{M}x{N}x{K}: max rel err {err:.3g}")
-            res[key] = "ok"
-        except Exception as e:
-            res[key] = f"{type(e).__name__}: {str(e)[:300]}"
-            if "illegal" in str(e).lower() or "launch failure" in str(e).lower():
-                break  # the context is gone
-        print(f"  preflight {name} {key}: {res[key]}", file=sys.stderr, flush=True)
-    print("PREFLIGHT " + json.dumps(res), flush=True)
-    return 0
-
-
-def preflight(kernels: list[str], timeout_s: int) -> dict[str, dict[str, str] | str]:
-    """Each kernel's configs in a child process with a timeout, so a hang or a fault cannot stop the run."""
-    import subprocess
-
-    out: dict[str, dict[str, str] | str] = {}
-    for name in kernels:
-        t0 = time.time()
-        try:
-            p = subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), "--preflight-child", name],
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-            )
-            line = next((x for x in p.stdout.splitlines() if x.startswith("PREFLIGHT ")), None)
-            out[name] = json.loads(line[10:]) if line else f"child exited {p.returncode}: {p.stderr[-800:]}"
-        except subprocess.TimeoutExpired:
-            out[name] = f"hung: no answer within {timeout_s} s (killed)"
-        log(f"  preflight {name}: {out[name]} ({time.time() - t0:.0f} s)")
+def measure(kind: str, kernel: str, shape, rows: list[dict], args, phase: str) -> list[dict]:
+    """Measurement records (one per row) with TFLOP/s."""
+    M, N, K = shape
+    out = []
+    for r in rows:
+        ms = r.get("ms")
+        rec = dict(kind=kind, kernel=kernel, shape=list(shape), dtype=args.dtype, phase=phase, config=r["config"],
+                   cfg=r.get("cfg"), ms=ms, tflops=2.0 * M * N * K / ms / 1e9 if ms else None,
+                   rel_err=r.get("rel_err"), error=r.get("error"))
+        out.append(rec)
     return out
+
+
+def best_of(records: list[dict]) -> dict | None:
+    ok = [r for r in records if r["ms"]]
+    return min(ok, key=lambda r: r["ms"]) if ok else None
+
+
+def cublas(workers: Workers, shape, args, warmup_s: float) -> float | None:
+    res, _, fail = workers.get().run(dict(op="cublas", shape=shape, dtype=args.dtype, warmup_s=warmup_s,
+                                          warmup_ms=25, rep_ms=args.rep))
+    if fail or not res or res.get("error"):
+        workers.drop() if fail else None
+        log(f"  cublas FAILED: {fail or (res or {}).get('error')}")
+        return None
+    return res["ms"]
+
+
+def library_shape(workers: Workers, kernel: str, cfgs: list[dict], shape, args) -> list[dict]:
+    """Tune ``kernel`` over ``cfgs`` at ``shape`` (short runs), then time the best again (full run)."""
+    job = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, warmup_ms=25, rep_ms=args.rep)
+    tuned: list[dict] = []
+    if len(cfgs) > 1:
+        rows = run_configs(workers, dict(job, configs=cfgs, warmup_ms=10, rep_ms=args.tune_rep))
+        tuned = measure("library", kernel, shape, rows, args, "tune")
+        best = best_of(tuned)
+        cfgs = [best["cfg"]] if best else []
+    if not cfgs:
+        return tuned
+    return tuned + measure("library", kernel, shape, run_configs(workers, dict(job, configs=cfgs)), args, "final")
+
+
+def meta_shape(workers: Workers, key: str, shape, args) -> list[dict]:
+    job = dict(op="meta", kernel=key, shape=shape, dtype=args.dtype, tol=TOL, warmup_ms=25, rep_ms=args.rep,
+               limit=args.meta_configs)
+    res, rows, fail = workers.get().run(job)
+    if fail:
+        workers.drop()
+        rows.append(dict(config=fail[0] or "-", ms=None, error=fail[1]))
+    elif res and res.get("error"):
+        rows.append(dict(config="-", ms=None, error=res["error"]))
+    return measure("meta", key, shape, rows, args, "final")
+
+
+def baseline_rows(records: list[dict], cub: dict, shapes, args) -> list[dict]:
+    """One row per (timed kernel, baseline): cuBLAS for everything, tl.dot and each Meta kernel for ours."""
+    rows = []
+    for shape in shapes:
+        at = [r for r in records if r["shape"] == list(shape)]
+        best = {}
+        for r in at:
+            b = best.get(r["kernel"])
+            if r["ms"] and (b is None or r["ms"] < b["ms"]):
+                best[r["kernel"]] = r
+        bases = {"cublas": cub.get(tuple(shape), {}).get("ms")}
+        bases.update({k: v["ms"] for k, v in best.items() if k == "triton_dot" or k.startswith("meta_")})
+        for kernel, r in best.items():
+            for base, base_ms in bases.items():
+                if base == kernel or not base_ms or (base != "cublas" and kernel not in OURS):
+                    continue
+                rows.append(dict(kernel=kernel, shape=list(shape), dtype=args.dtype, config=r["config"], ms=r["ms"],
+                                 tflops=r["tflops"], baseline=base, baseline_ms=base_ms, ratio=base_ms / r["ms"]))
+    return rows
+
+
+def summary(rows: list[dict], shapes) -> list[dict]:
+    out = []
+    for shape in shapes:
+        ours = [r for r in rows if r["shape"] == list(shape) and r["kernel"] in OURS and r["baseline"] == "cublas"]
+        best = max(ours, key=lambda r: r["ratio"]) if ours else None
+        target = TARGETS.get(tuple(shape))
+        out.append(dict(shape=list(shape), best_kernel=best and best["kernel"], config=best and best["config"],
+                        tflops=best and best["tflops"], vs_cublas=best and best["ratio"], target=target,
+                        met=(best["ratio"] >= target) if best and target else None))
+    return out
+
+
+def ranking(records: list[dict], shapes) -> dict[str, list[dict]]:
+    """Per kernel: configs timed at every shape, by the geometric mean of their speed relative to the
+    kernel's best at each shape (1.0 = best everywhere)."""
+    out: dict[str, list[dict]] = {}
+    for kernel in sorted({r["kernel"] for r in records}):
+        mine = [r for r in records if r["kernel"] == kernel and r["ms"]]
+        best = {tuple(s): min((r["ms"] for r in mine if r["shape"] == list(s)), default=None) for s in shapes}
+        ranked = []
+        for name in sorted({r["config"] for r in mine}):
+            ms = {tuple(r["shape"]): r["ms"] for r in mine if r["config"] == name}
+            if all(best[tuple(s)] and tuple(s) in ms for s in shapes):
+                rel = [best[tuple(s)] / ms[tuple(s)] for s in shapes]
+                cfg = next(r["cfg"] for r in mine if r["config"] == name)
+                ranked.append(dict(config=name, cfg=cfg, score=math.prod(rel) ** (1 / len(rel)),
+                                   tflops={"x".join(map(str, s)): round(2.0 * math.prod(s) / ms[tuple(s)] / 1e9, 1)
+                                           for s in shapes}))
+        out[kernel] = sorted(ranked, key=lambda x: -x["score"])
+    return out
+
+
+def sweep(workers: Workers, plan: dict[str, list[dict]], shapes, args, deadline: float) -> list[dict]:
+    """Every passing candidate at every shape, best-ranked candidates of every kernel first, until the deadline."""
+    records: list[dict] = []
+    depth = max((len(c) for c in plan.values()), default=0)
+    for rank in range(depth):
+        for kernel, cfgs in plan.items():
+            if rank >= len(cfgs):
+                continue
+            for shape in shapes:
+                if time.time() > deadline:
+                    skipped = dict(config=_name(cfgs[rank]), cfg=cfgs[rank], ms=None, error="skipped: budget")
+                    records += measure("library", kernel, shape, [skipped], args, "sweep")
+                    continue
+                job = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, warmup_ms=25,
+                           rep_ms=args.rep, configs=[cfgs[rank]])
+                recs = measure("library", kernel, shape, run_configs(workers, job), args, "sweep")
+                records += recs
+                r = recs[0]
+                log(f"  {kernel:15s} {'x'.join(map(str, shape)):>15s} {r['config']:36s} "
+                    + (f"{r['tflops']:7.1f} TFLOP/s" if r["tflops"] else f"FAILED {str(r['error'])[:120]}"))
+    return records
+
+
+def _name(cfg: dict) -> str:
+    from tlx_kernels.gemm.common import config_name
+
+    return config_name(cfg)
+
+
+def print_table(rows: list[dict], cub: dict, shapes) -> None:
+    head = ("shape", "kernel", "TFLOP/s", "ms", "xcuBLAS", "xtl.dot", "xMeta")
+    log("\n" + " ".join(f"{h:>{w}s}" for h, w in zip(head, (16, 15, 8, 8, 8, 8, 8))) + "  config")
+    for shape in shapes:
+        c = cub.get(tuple(shape), {})
+        if c.get("ms"):
+            log(f"{'x'.join(map(str, shape)):>16s} {'cublas':>15s} {2.0 * math.prod(shape) / c['ms'] / 1e9:8.1f} "
+                f"{c['ms']:8.4f}   (before {c.get('before_ms')}, after {c.get('after_ms')} ms: the faster is used)")
+        kernels = sorted({r["kernel"] for r in rows if r["shape"] == list(shape)}, key=lambda k: (k not in OURS, k))
+        for k in kernels:
+            mine = [r for r in rows if r["shape"] == list(shape) and r["kernel"] == k]
+            ratio = {r["baseline"]: r["ratio"] for r in mine}
+            meta = max((v for b, v in ratio.items() if b.startswith("meta_")), default=None)
+            f = lambda v: f"{v:8.3f}" if v else f"{'-':>8s}"  # noqa: E731
+            r = mine[0]
+            log(f"{'x'.join(map(str, shape)):>16s} {k:>15s} {r['tflops']:8.1f} {r['ms']:8.4f} {f(ratio.get('cublas'))} "
+                f"{f(ratio.get('triton_dot'))} {f(meta)}  {r['config'][:60]}")
+
+
+def write(doc: dict, args, stem: str) -> Path:
+    date = dt.datetime.now().strftime("%Y-%m-%d")
+    path = Path(args.out) if args.out else ROOT / "bench" / "results" / f"{stem}-{date}.json"
+    if path.exists() and not args.out:
+        path = path.with_name(f"{stem}-{date}-{dt.datetime.now():%H%M%S}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, default=str))
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="8192^3 and 4096^3 only")
-    p.add_argument("--kernels", default=",".join(ALL), help=f"comma list from {','.join(ALL)}")
-    p.add_argument("--shapes", default=None, help="MxNxK[,MxNxK...] (overrides --quick)")
-    p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
-    p.add_argument("--no-tune", action="store_true", help="use each kernel's default config")
-    p.add_argument("--no-graph", action="store_true", help="time with do_bench instead of CUDA graphs")
-    p.add_argument("--rep", type=int, default=100, help="timing repetition budget per measurement, ms")
-    p.add_argument("--warmup-s", type=float, default=1.0, help="seconds of cuBLAS before timing each shape")
-    p.add_argument("--out", default=None, help="output JSON (default bench/results/gemm-<date>.json)")
-    p.add_argument("--no-preflight", action="store_true", help="skip the per-kernel child-process check")
-    p.add_argument("--preflight-timeout", type=int, default=240, help="seconds per kernel preflight")
-    p.add_argument("--preflight-child", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--quick", action="store_true", help="8192^3, 4096^3 and 2048^3 only")
+    p.add_argument("--sweep", action="store_true", help="time every candidate config (see module docstring)")
+    p.add_argument("--budget-s", type=float, default=200.0, help="--sweep: wall-clock budget of the whole run, s")
+    p.add_argument("--kernels", default=",".join(LIBRARY), help=f"comma list from {','.join(LIBRARY)}")
+    p.add_argument("--shapes", default=None, help="MxNxK[,MxNxK...]")
+    p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"], help="inputs and output")
+    p.add_argument("--no-meta", action="store_true", help="leave out Meta's tutorial kernels")
+    p.add_argument("--meta-configs", type=int, default=8, help="configs of hopper_gemm_ws tried (theirs, pruned)")
+    p.add_argument("--rep", type=int, default=100, help="do_bench rep (ms) of a final timing")
+    p.add_argument("--tune-rep", type=int, default=30, help="do_bench rep (ms) while tuning")
+    p.add_argument("--warmup-s", type=float, default=2.0, help="seconds of cuBLAS before the first timing of a shape")
+    p.add_argument("--workers", type=int, default=min(6, max(1, (os.cpu_count() or 2) // 2)), help="preflight workers")
+    p.add_argument("--odd", action="store_true", help="--sweep: preflight also checks the odd shape 1000x1500x777")
+    p.add_argument("--job-timeout", type=float, default=240.0, help="s without progress before a worker is killed")
+    p.add_argument("--out", default=None, help="output JSON path")
     args = p.parse_args(argv)
-    if args.preflight_child:
-        return preflight_child(args.preflight_child)
+    t_start = time.time()
 
-    import torch
-    import triton
-
-    if not torch.cuda.is_available():
-        log("bench/gemm.py needs a CUDA GPU (torch.cuda.is_available() is False); nothing timed.")
-        return 2
-    sys.path.insert(0, str(ROOT / "kernels"))
     from tlx_kernels import gemm as G
-    from tlx_kernels.gemm import common as C
+    from tlx_kernels.gemm.common import BENCH_SHAPES, QUICK_SHAPES, config_name
 
     kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
-    bad = [k for k in kernels if k not in ALL]
-    if bad:
-        p.error(f"unknown kernels {bad}; choose from {ALL}")
-    if "triton_dot" not in kernels:
-        kernels.append("triton_dot")  # the triton_tflops column needs it
-    shapes = parse_shapes(args.shapes) if args.shapes else (C.QUICK_SHAPES if args.quick else C.BENCH_SHAPES)
-    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
-    graph = not args.no_graph
-    dev = torch.cuda.get_device_name(0)
-    log(f"device {dev}, torch {torch.__version__}, triton {triton.__version__}, {C.num_sms()} SMs")
-    log(f"kernels {kernels}, shapes {shapes}, dtype {args.dtype}, timing {'cudagraph' if graph else 'do_bench'}")
-    tuner = C.Tuner(warmup_ms=10, rep_ms=max(20, args.rep // 3))
-    modules = {name: G.MODULES[name] for name in kernels}
-    pre: dict[str, Any] = {}
-    if not args.no_preflight:
-        log("preflight (each kernel's configs on small shapes, in a child process):")
-        pre = preflight(kernels, args.preflight_timeout)
-        for name in list(kernels):
-            r = pre.get(name)
-            if isinstance(r, str):
-                log(f"  excluding {name}: {r[:200]}")
-                kernels.remove(name)
-                continue
-            good = [c for c in G.MODULES[name].CONFIGS if r.get(C.config_name(c)) == "ok"]
-            if not good:
-                log(f"  excluding {name}: no config passed")
-                kernels.remove(name)
-                continue
-            modules[name] = _Restricted(G.MODULES[name], good)
-    t_start = time.time()
-    rows: list[dict[str, Any]] = []
+    if [k for k in kernels if k not in LIBRARY]:
+        p.error(f"unknown kernels in {kernels}; choose from {LIBRARY}")
+    shapes = [tuple(s) for s in (parse_shapes(args.shapes) if args.shapes else
+                                 SWEEP_SHAPES if args.sweep else QUICK_SHAPES if args.quick else BENCH_SHAPES)]
+    workers = Workers(args.job_timeout)
+    info, _, fail = workers.get().run({"op": "info"})
+    if fail or not info or info.get("error"):
+        log(f"bench/gemm.py needs a CUDA GPU: {fail or (info or {}).get('error')}")
+        workers.close()
+        return 2
+    log(f"{info['device']} ({info['sms']} SMs), torch {info['torch']}, triton {info['triton']}; "
+        f"{'sweep' if args.sweep else 'bench'} of {kernels} at {shapes}, {args.dtype}")
 
-    for M, N, K in shapes:
-        rows.extend(bench_shape(M, N, K, dtype, args, kernels, modules, tuner, graph))
-        torch.cuda.empty_cache()
+    plan = {k: (G.MODULES[k].candidates() if args.sweep else list(G.MODULES[k].CONFIGS)) for k in kernels}
+    log(f"preflight ({sum(map(len, plan.values()))} configs, {args.workers} workers):")
+    verdict = preflight(plan, PREFLIGHT_SHAPES if args.odd or not args.sweep else PREFLIGHT_SHAPES[:1], args)
+    passing = {k: [c for c in cfgs if verdict[k].get(config_name(c)) == "ok"] for k, cfgs in plan.items()}
+    log(f"preflight done at {time.time() - t_start:.0f} s")
 
-    # targets: best of ours >= 1.00x cuBLAS at 8192^3 and 4096^3; >= 1.00x Triton on every shape
-    summary = []
-    for M, N, K in shapes:
-        ours = [r for r in rows if (r["M"], r["N"], r["K"]) == (M, N, K) and r["kernel"] in OURS and r["tflops"]]
-        best = max(ours, key=lambda r: r["tflops"]) if ours else None
-        cub = next(r["cublas_tflops"] for r in rows if (r["M"], r["N"], r["K"]) == (M, N, K))
-        tri = next(r["triton_tflops"] for r in rows if (r["M"], r["N"], r["K"]) == (M, N, K))
-        s = dict(
-            M=M,
-            N=N,
-            K=K,
-            best_kernel=best["kernel"] if best else None,
-            best_tflops=best["tflops"] if best else None,
-            cublas_tflops=cub,
-            triton_tflops=tri,
-        )
-        s["vs_cublas"] = s["best_tflops"] / cub if best else None
-        s["vs_triton"] = s["best_tflops"] / tri if best and tri else None
-        s["cublas_target"] = (
-            (s["vs_cublas"] is not None and s["vs_cublas"] >= 1.0)
-            if (M, N, K) in ((8192, 8192, 8192), (4096, 4096, 4096))
-            else None
-        )
-        s["triton_target"] = s["vs_triton"] is not None and s["vs_triton"] >= 1.0
-        summary.append(s)
+    records: list[dict] = []
+    cub: dict[tuple, dict] = {}
+    if args.sweep:
+        for shape in shapes:
+            cub[shape] = {"before_ms": cublas(workers, shape, args, args.warmup_s)}
+        records = sweep(workers, passing, shapes, args, t_start + args.budget_s)
+    else:
+        for shape in shapes:
+            log(f"== {'x'.join(map(str, shape))}")
+            cub[shape] = {"before_ms": cublas(workers, shape, args, args.warmup_s)}
+            for k in kernels:
+                records += library_shape(workers, k, passing[k], shape, args)
+            for key in () if args.no_meta else META_FILES:
+                records += meta_shape(workers, key, shape, args)
+            for k in list(kernels) + ([] if args.no_meta else list(META_FILES)):
+                mine = [r for r in records if r["shape"] == list(shape) and r["kernel"] == k and r["phase"] == "final"]
+                r = best_of(mine) or (mine[-1] if mine else None)
+                if r is not None:
+                    log(f"  {k:15s} " + (f"{r['tflops']:7.1f} TFLOP/s  {r['config'][:70]}" if r["ms"]
+                                         else f"FAILED {str(r['error'])[:200]}"))
+            cub[shape]["after_ms"] = cublas(workers, shape, args, 0.0)
+    for shape in shapes:
+        cub[shape].setdefault("after_ms", cublas(workers, shape, args, 0.0))
+        both = [v for v in cub[shape].values() if v]
+        cub[shape]["ms"] = min(both) if both else None
+    workers.close()
 
-    log("\n== summary (best of ours)")
-    log(f"{'shape':>20s} {'kernel':>15s} {'TFLOP/s':>8s} {'cuBLAS':>8s} {'Triton':>8s} {'xcuBLAS':>8s} {'xTriton':>8s}")
-    for s in summary:
-        fmt = lambda v: f"{v:8.1f}" if isinstance(v, float) else f"{'-':>8s}"
-        fr = lambda v: f"{v:8.3f}" if isinstance(v, float) else f"{'-':>8s}"
-        log(
-            f"{s['M']:>6d}x{s['N']:>6d}x{s['K']:>6d} {str(s['best_kernel']):>15s} {fmt(s['best_tflops'])} "
-            f"{fmt(s['cublas_tflops'])} {fmt(s['triton_tflops'])} {fr(s['vs_cublas'])} {fr(s['vs_triton'])}"
-        )
-
-    date = _dt.datetime.now().strftime("%Y-%m-%d")
-    out_path = Path(args.out) if args.out else ROOT / "bench" / "results" / f"gemm-{date}.json"
-    if out_path.exists() and not args.out:
-        out_path = out_path.with_name(f"gemm-{date}-{_dt.datetime.now().strftime('%H%M%S')}.json")
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    doc = dict(
-        device=dev,
-        date=_dt.datetime.now().isoformat(timespec="seconds"),
-        torch=torch.__version__,
-        triton=triton.__version__,
-        command=" ".join([os.path.relpath(sys.argv[0], ROOT) if sys.argv[0] else "bench/gemm.py"] + sys.argv[1:]),
-        timing="triton.testing.do_bench_cudagraph (median)" if graph else "triton.testing.do_bench (median)",
-        launch="fast launch (tlx_kernels.gemm.fastlaunch)"
-        if not os.environ.get("TLX_KERNELS_NO_FASTLAUNCH")
-        else "kernel[grid] every call",
-        sms=C.num_sms(),
-        wall_s=round(time.time() - t_start, 1),
-        rows=rows,
-        summary=summary,
-        preflight=pre,
+    timed = [r for r in records if r["phase"] in ("final", "sweep")]
+    rows = baseline_rows(timed, cub, shapes, args)
+    summ = summary(rows, shapes)
+    print_table(rows, cub, shapes)
+    log("\n== best library kernel vs cuBLAS (targets: 1.05x at 8192^3 and 4096^3, 1.00x at 2048^3)")
+    for s in summ:
+        log(f"  {'x'.join(map(str, s['shape'])):>16s} {str(s['best_kernel']):>15s} "
+            + (f"{s['tflops']:7.1f} TFLOP/s {s['vs_cublas']:.3f}x" if s["vs_cublas"] else "-")
+            + (f"  target {s['target']:.2f}x: {'met' if s['met'] else 'MISSED'}" if s["target"] else ""))
+    doc: dict[str, Any] = dict(
+        device=info["device"], date=dt.datetime.now().isoformat(timespec="seconds"), torch=info["torch"],
+        triton=info["triton"], command=" ".join(["python3", "bench/gemm.py"] + sys.argv[1:]), sms=info["sms"],
+        mode="sweep" if args.sweep else "bench", timing="do_bench median of the bare launch (L2 flushed)",
+        shapes=[list(s) for s in shapes], rows=rows, summary=summ,
+        cublas={"x".join(map(str, s)): v for s, v in cub.items()}, measurements=records, preflight=verdict,
     )
-    out_path.write_text(json.dumps(doc, indent=1, default=str))
-    log(f"\nwrote {out_path} ({doc['wall_s']} s)")
+    if args.sweep:
+        doc["ranking"] = ranking(timed, shapes)
+        log("\n== ranking (geometric mean of speed relative to each shape's best; put the top ones into CONFIGS)")
+        for kernel, ranked in doc["ranking"].items():
+            log(f"  {kernel}:")
+            for r in ranked[:6]:
+                log(f"    {r['score']:.3f} {r['tflops']}  {r['cfg']}")
+    doc["wall_s"] = round(time.time() - t_start, 1)
+    path = write(doc, args, "gemm-sweep" if args.sweep else "gemm")
+    log(f"\nwrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ({doc['wall_s']} s)")
     return 0
 
 
