@@ -103,8 +103,10 @@ def test_configs_fit_in_shared_memory_and_have_distinct_names():
 
 def test_prepare_pads_what_tma_cannot_read():
     s = SHAPES["unaligned"]  # D_u = 37, D_x = 45, N = 70: no row stride is a multiple of 16 bytes
-    U, X, W, b = operands(s)
+    U, X, W, b = BC.make_inputs(s.B, s.C, s.DU, s.DX, s.N, device="cpu")
     args, kw, grid, y = BC.prepare(U, X, W, b, act="relu")
+    assert torch.equal(args[0].base, U) and torch.equal(args[1].base, X), "padded copies must keep the values"
+    assert torch.equal(args[2].base, W) and torch.equal(args[3].base, W[s.DU :])
     for d in args[:5]:
         assert d.base.data_ptr() % 16 == 0
         assert all(st * 2 % 16 == 0 for st in d.strides[:-1]) and d.strides[-1] == 1
