@@ -1,50 +1,61 @@
 #!/usr/bin/env bash
-# Run the GPU checks and benchmarks in one call on an H100/H200 machine.
-#   bench/gpu_session.sh [part ...]     parts: env tests tlx measure probe timeline gemm gemm-quick gemm-dobench launch tutorial (default: all)
-# WB_TREE=REV names the source tree in the GPU-test JSON (the device copy has no .git).
-# Python packages the machine lacks may be carried as wheels in .whl/ (installed to /tmp/site).
-# Writes JSON under bench/results/ (and $OUT/results.tar.gz with logs when $OUT is set).
+# Run the GPU checks and benchmarks in one call on an H100/H200 machine (the lent H200: Python 3.12, torch 2.11,
+# Triton 3.6 preinstalled, no network).
+#   bench/gpu_session.sh [part ...]
+# Parts: env tests gemm-sweep attention-sweep broadcast-sweep gemm attention broadcast launch timeline isolation
+#        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
+# Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
+# the machine lacks as wheels from .whl/ (installed to /tmp/site). WB_TREE=REV names the source tree in the JSON.
+# Writes JSON under bench/results/, logs and executed notebooks under $OUT (or /tmp/wb-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUTDIR=${OUT:-/tmp/wb-out}
-mkdir -p "$OUTDIR" "$OUTDIR/logs"
+mkdir -p "$OUTDIR/logs"
+if [ -f .t38/setup.sh ]; then
+  bash .t38/setup.sh >"$OUTDIR/logs/t38.log" 2>&1 || { echo "Triton 3.8 setup failed"; cat "$OUTDIR/logs/t38.log"; exit 2; }
+  tail -1 "$OUTDIR/logs/t38.log"
+fi
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     >"$OUTDIR/logs/pip.log" 2>&1 || echo "wheel install failed (see logs/pip.log)"
-  export PYTHONPATH=/tmp/site:$ROOT:$ROOT/kernels
-else
-  export PYTHONPATH=$ROOT:$ROOT/kernels
 fi
-export TLX_WORKBENCH_CACHE_DIR=/tmp/wb-cache PYTHONUNBUFFERED=1
-parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(env tests tlx measure timeline gemm tutorial)
+export PYTHONPATH=/tmp/t38:/tmp/site:$ROOT:$ROOT/kernels
+export TLX_WORKBENCH_CACHE_DIR=/tmp/wb-cache PYTHONUNBUFFERED=1 WB_OUT=$OUTDIR
+parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(env tests gemm attention broadcast timeline meta tutorials)
 status=0
 run_part() {  # name timeout command...
   local name=$1 limit=$2; shift 2
   echo "=== $name ($(date -u +%H:%M:%S)) ==="
   local t0=$SECONDS
   timeout "$limit" "$@" >"$OUTDIR/logs/$name.log" 2>&1; local rc=$?
-  tail -n 25 "$OUTDIR/logs/$name.log"
+  tail -n "${TAIL:-20}" "$OUTDIR/logs/$name.log"
   echo "=== $name: rc=$rc in $((SECONDS - t0)) s ==="
   [ $rc -eq 0 ] || status=1
 }
 for p in "${parts[@]}"; do
   case $p in
-    env) run_part env 60 bash -c 'nvidia-smi; python3 -c "import torch, triton, sys; print(sys.version); print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"' ;;
-    tests) run_part gpu-tests 420 python3 bench/gpu_tests.py ;;
-    tlx) run_part tlx-correctness 240 python3 bench/tlx_correctness.py ;;
-    measure) run_part measure 240 python3 bench/measure.py ;;
-    timeline) run_part timeline 240 python3 bench/timeline_ws_gemm.py ;;
-    gemm) run_part gemm 540 python3 bench/gemm.py ;;
-    gemm-dobench) run_part gemm-dobench 300 python3 bench/gemm.py --no-graph ;;
-    probe) run_part probe 200 python3 bench/probe_tlx_gemm.py ;;
-    launch) run_part launch 240 python3 bench/launch_overhead.py --profile ;;
-    gemm-quick) run_part gemm-quick 300 python3 bench/gemm.py --quick ;;
-    tutorial) run_part tutorial 300 python3 bench/run_notebook.py tutorials/01-producer-consumer-gemm.ipynb "$OUTDIR" \
-                --summary "bench/results/tutorial-01-h200-$(date -u +%Y-%m-%d).json" ;;
+    env) run_part env 60 bash -c 'nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv; python3 -c "import torch, triton, sys, triton.language.extra.tlx as tlx; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.cuda.get_device_name(), tlx.__name__)"' ;;
+    tests) run_part gpu-tests 420 python3 bench/gpu_tests.py -x -q ;;
+    gemm-sweep) run_part gemm-sweep 300 python3 bench/gemm.py --sweep --budget-s 240 ;;
+    attention-sweep) run_part attention-sweep 300 python3 bench/attention.py --sweep --budget-s 240 ;;
+    broadcast-sweep) run_part broadcast-sweep 200 python3 bench/broadcast.py --sweep --budget-s 150 ;;
+    gemm) run_part gemm 300 python3 bench/gemm.py ;;
+    attention) run_part attention 300 python3 bench/attention.py ;;
+    broadcast) run_part broadcast 240 python3 bench/broadcast.py ;;
+    launch) run_part launch 180 python3 bench/launch_overhead.py ;;
+    timeline) run_part timeline 240 python3 bench/timeline_kernels.py ;;
+    isolation) run_part isolation 300 python3 bench/isolation.py ;;
+    meta) run_part meta 360 python3 bench/meta_tutorials.py ;;
+    tutorials)
+      for nb in tutorials/*.ipynb; do
+        n=$(basename "$nb" .ipynb)
+        run_part "tutorial-$n" 420 python3 bench/run_notebook.py "$nb" "$OUTDIR" --timeout 300 \
+          --summary "bench/results/tutorial-${n%%-*}-h200-$(date -u +%Y-%m-%d).json"
+      done ;;
     *) echo "unknown part $p"; status=1 ;;
   esac
 done
-tar czf "$OUTDIR/results.tar.gz" bench/results tests/timeline/data "$OUTDIR/logs" 2>/dev/null
+tar czf "$OUTDIR/results.tar.gz" bench/results tests/measure/timeline/data "$OUTDIR/logs" 2>/dev/null
 echo "session status: $status"
 exit $status
