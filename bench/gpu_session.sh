@@ -6,11 +6,11 @@
 #        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
 # Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
 # the machine lacks as wheels from .whl/ (installed to /tmp/site). WB_TREE=REV names the source tree in the JSON.
-# Writes JSON under bench/results/, logs and executed notebooks under $OUT (or /tmp/wb-out).
+# Writes JSON under bench/results/; $OUT/results.tar.gz holds them with the logs and executed notebooks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-OUTDIR=${OUT:-/tmp/wb-out}
+OUTDIR=/tmp/wb-work  # logs and executed notebooks; all of it comes back as one tarball in $OUT
 mkdir -p "$OUTDIR/logs"
 if [ -f .t38/setup.sh ]; then
   bash .t38/setup.sh >"$OUTDIR/logs/t38.log" 2>&1 || { echo "Triton 3.8 setup failed"; cat "$OUTDIR/logs/t38.log"; exit 2; }
@@ -56,6 +56,6 @@ for p in "${parts[@]}"; do
     *) echo "unknown part $p"; status=1 ;;
   esac
 done
-tar czf "$OUTDIR/results.tar.gz" bench/results tests/measure/timeline/data "$OUTDIR/logs" 2>/dev/null
+tar czf "${OUT:-/tmp}/results.tar.gz" bench/results tests/measure/timeline/data -C "$OUTDIR" . 2>/dev/null
 echo "session status: $status"
 exit $status
