@@ -1,0 +1,278 @@
+"""Host side of the attention library: problem checks, TMA descriptors, launch records, reference, shapes, tuner.
+
+Layout: ``q`` is ``(B, H, S_q, D)``, ``k`` and ``v`` are ``(B, H, S_kv, D)``, all contiguous, bf16 or fp16,
+``D`` 64 or 128. The kernels see them as 2-D row-major matrices ``(B*H*S, D)``: head ``bh``'s rows start at
+``bh * S``. TMA reads past the last row of a head land in the next head's rows (finite data, masked out of the
+scores, so ``p = 0`` there) or past the end of the tensor (zero-filled); outputs of a head's last, partial Q
+tile are stored with masked stores so they never touch the next head's rows.
+
+Causal masking is top-left aligned like ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``:
+query ``i`` sees keys ``j <= i`` (with ``S_q != S_kv`` too).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+# (B, H, S, D, causal): the issue's main shape first (non-causal, causal), then D64 and S1024.
+BENCH_SHAPES: list[tuple[int, int, int, int, bool]] = [
+    (4, 32, 4096, 128, False),
+    (4, 32, 4096, 128, True),
+    (4, 32, 4096, 64, False),
+    (4, 32, 4096, 64, True),
+    (16, 32, 1024, 128, False),
+    (16, 32, 1024, 128, True),
+    (16, 32, 1024, 64, False),
+]
+QUICK_SHAPES = BENCH_SHAPES[:2]
+# (B, H, S_q, S_kv, D, causal) for correctness: odd lengths, tails in Q and KV, S_q != S_kv.
+TEST_SHAPES: list[tuple[int, int, int, int, int, bool]] = [
+    (2, 3, 1000, 1000, 128, False),
+    (2, 3, 1000, 1000, 128, True),
+    (1, 4, 777, 1531, 64, False),
+    (1, 4, 1531, 777, 64, True),
+    (2, 2, 65, 200, 128, False),
+    (1, 2, 4096, 4096, 128, True),
+]
+H200_SMS = 132
+LOG2E = 1.4426950408889634
+
+
+def num_sms(device: Any = None) -> int:
+    """SM count of ``device`` (or a tensor on it); 132 (H100/H200 SXM) without a GPU."""
+    try:
+        import torch
+
+        dev = getattr(device, "device", device)
+        if torch.cuda.is_available() and (dev is None or getattr(dev, "type", "cuda") == "cuda"):
+            return torch.cuda.get_device_properties(dev or 0).multi_processor_count
+    except Exception:  # pragma: no cover - best effort
+        pass
+    return H200_SMS
+
+
+@dataclass(frozen=True)
+class Problem:
+    B: int
+    H: int
+    S_q: int
+    S_kv: int
+    D: int
+    causal: bool
+    sm_scale: float
+    dtype: Any
+
+    @property
+    def BH(self) -> int:
+        return self.B * self.H
+
+    def key(self) -> tuple:
+        """Tuning key: sizes bucketed to a power of two (configs do not depend on exact lengths)."""
+        return (self.BH, _bucket(self.S_q), _bucket(self.S_kv), self.D, self.causal, str(self.dtype))
+
+
+def _bucket(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def problem(q, k, v, causal: bool, sm_scale: float | None) -> Problem:
+    """Check ``q``, ``k``, ``v`` and describe the problem (raises ValueError/TypeError with what is wrong)."""
+    import torch
+
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        raise ValueError(f"attention: q, k, v must be (B, H, S, D); got {tuple(q.shape)}, {tuple(k.shape)}, "
+                         f"{tuple(v.shape)}")
+    B, H, S_q, D = q.shape
+    if tuple(k.shape) != tuple(v.shape) or k.shape[0] != B or k.shape[1] != H or k.shape[3] != D:
+        raise ValueError(f"attention: k and v must be (B, H, S_kv, D) matching q {tuple(q.shape)}; "
+                         f"got {tuple(k.shape)}, {tuple(v.shape)}")
+    if D not in (64, 128):
+        raise ValueError(f"attention: head dim {D} is not supported (64 or 128)")
+    if not (q.dtype == k.dtype == v.dtype) or q.dtype not in (torch.bfloat16, torch.float16):
+        raise TypeError(f"attention: q, k, v must all be bf16 or all fp16; got {q.dtype}, {k.dtype}, {v.dtype}")
+    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
+        raise ValueError("attention: q, k, v must be contiguous (B, H, S, D) tensors")
+    if not (q.device == k.device == v.device):
+        raise ValueError(f"attention: q, k, v on different devices ({q.device}, {k.device}, {v.device})")
+    if any(t.data_ptr() % 16 for t in (q, k, v)):
+        raise ValueError("attention: q, k, v must be 16-byte aligned")
+    if k.shape[2] == 0:
+        raise ValueError("attention: S_kv must be at least 1")
+    scale = 1.0 / math.sqrt(D) if sm_scale is None else float(sm_scale)
+    return Problem(B, H, S_q, k.shape[2], D, bool(causal), scale, q.dtype)
+
+
+def rows2d(t):
+    """``(B, H, S, D)`` contiguous -> ``(B*H*S, D)`` view."""
+    return t.view(-1, t.shape[-1])
+
+
+def descriptor(t2d, block: Sequence[int]) -> TensorDescriptor:
+    return TensorDescriptor(t2d, list(t2d.shape), list(t2d.stride()), list(block))
+
+
+def outputs(q, out=None, lse=None, want_lse: bool = False):
+    """(out, lse, store_lse): ``out`` like ``q`` (checked if given); ``lse`` fp32 ``(B, H, S_q)`` when given or
+    asked for (``store_lse`` True), else a 1-element dummy the kernels never write."""
+    import torch
+
+    if out is None:
+        out = torch.empty_like(q)
+    elif tuple(out.shape) != tuple(q.shape) or out.dtype != q.dtype or not out.is_contiguous():
+        raise ValueError("attention: out must be a contiguous tensor with q's shape and dtype")
+    if lse is None:
+        shape = tuple(q.shape[:3]) if want_lse else (1,)
+        return out, torch.empty(shape, dtype=torch.float32, device=q.device), want_lse
+    if tuple(lse.shape) != tuple(q.shape[:3]) or lse.dtype != torch.float32 or not lse.is_contiguous():
+        raise ValueError("attention: lse must be a contiguous fp32 tensor of shape (B, H, S_q)")
+    return out, lse, True
+
+
+@dataclass
+class Launch:
+    """Everything one launch needs: ``kernel[grid](*args, **kwargs)`` writes ``out`` (and ``lse``)."""
+
+    kernel: Any
+    args: tuple
+    kwargs: dict[str, Any]
+    grid: tuple[int, ...]
+    out: Any
+    lse: Any
+    problem: Problem
+
+    def run(self):
+        if self.problem.S_q and self.problem.BH:
+            self.kernel[self.grid](*self.args, **self.kwargs)
+        return self.out
+
+
+def tlx_args(p: Problem, q, k, v, out, lse, BLOCK_M: int, BLOCK_N: int, store_lse: bool) -> tuple[tuple, dict]:
+    """Positional arguments and shape constexprs shared by the TLX kernels (2-D descriptors, ``BLOCK_M`` rows
+    per consumer warpgroup)."""
+    d_q = descriptor(rows2d(q), [BLOCK_M, p.D])
+    d_k = descriptor(rows2d(k), [BLOCK_N, p.D])
+    d_v = descriptor(rows2d(v), [BLOCK_N, p.D])
+    d_o = descriptor(rows2d(out), [BLOCK_M, p.D])
+    args = (d_q, d_k, d_v, d_o, out, lse, p.sm_scale * LOG2E, p.S_q, p.S_kv, p.BH)
+    return args, dict(HEAD_DIM=p.D, CAUSAL=p.causal, STORE_LSE=bool(store_lse))
+
+
+def config_name(cfg: dict[str, Any]) -> str:
+    short = {"BLOCK_M": "m", "BLOCK_N": "n", "NUM_GROUPS": "g", "NUM_BUFFERS": "b", "CONSUMER_REGS": "r",
+             "PINGPONG": "pp", "GROUP_HEADS": "gh", "num_warps": "w", "num_stages": "s"}
+    return "_".join(f"{short.get(k, k)}{int(v) if isinstance(v, bool) else v}" for k, v in cfg.items())
+
+
+def smem_bytes(cfg: dict[str, Any], D: int, elem: int = 2) -> int:
+    """Shared memory of a TLX config's buffers: Q per group, the K and V rings, one output staging tile per group."""
+    G, BM, BN, NB = cfg.get("NUM_GROUPS", 1), cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("NUM_BUFFERS", 2)
+    return (2 * G * BM * D + 2 * NB * BN * D) * elem + 8 * (2 * G + 4 * NB)
+
+
+# ------------------------------------------------------------------------------------------------
+# reference and error
+# ------------------------------------------------------------------------------------------------
+
+
+def causal_mask(S_q: int, S_kv: int, device: Any):
+    """True where query i may see key j (top-left aligned, as torch's ``is_causal``)."""
+    import torch
+
+    return torch.ones(S_q, S_kv, dtype=torch.bool, device=device).tril()
+
+
+def reference(q, k, v, causal: bool = False, sm_scale: float | None = None, with_lse: bool = False,
+              heads_per_chunk: int = 8):
+    """fp32 attention (``softmax(q k^T * scale) v``), computed a few heads at a time; returns fp32 ``out``
+    (and the natural-log ``lse`` if ``with_lse``)."""
+    import torch
+
+    B, H, S_q, D = q.shape
+    scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
+    qf, kf, vf = (t.reshape(B * H, t.shape[2], D) for t in (q, k, v))
+    out = torch.empty(B * H, S_q, D, dtype=torch.float32, device=q.device)
+    lse = torch.empty(B * H, S_q, dtype=torch.float32, device=q.device)
+    mask = causal_mask(S_q, k.shape[2], q.device) if causal else None
+    for i in range(0, B * H, heads_per_chunk):
+        s = torch.matmul(qf[i:i + heads_per_chunk].float(), kf[i:i + heads_per_chunk].float().transpose(1, 2))
+        s = s * scale
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        lse[i:i + heads_per_chunk] = torch.logsumexp(s, dim=-1)
+        out[i:i + heads_per_chunk] = torch.matmul(torch.softmax(s, dim=-1), vf[i:i + heads_per_chunk].float())
+    out = out.view(B, H, S_q, D)
+    return (out, lse.view(B, H, S_q)) if with_lse else out
+
+
+def rel_err(out, ref) -> float:
+    """max |out - ref| / max |ref| (inf if ``out`` holds NaN or inf)."""
+    import torch
+
+    o, r = out.float(), ref.float()
+    if not torch.isfinite(o).all():
+        return math.inf
+    den = r.abs().max().item() or 1.0
+    return (o - r).abs().max().item() / den
+
+
+def tolerance(dtype) -> float:
+    """Bound on :func:`rel_err` for our kernels (P is rounded to the input dtype before the PV product)."""
+    import torch
+
+    return 2e-2 if dtype == torch.bfloat16 else 1e-2
+
+
+def attention_flops(B: int, H: int, S_q: int, S_kv: int, D: int, causal: bool) -> float:
+    """4 * B * H * S_q * S_kv * D (QK^T and PV), halved for causal."""
+    f = 4.0 * B * H * S_q * S_kv * D
+    return f / 2 if causal else f
+
+
+# ------------------------------------------------------------------------------------------------
+# tuning
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_ms(fn: Callable[[], Any], warmup_ms: int = 25, rep_ms: int = 100) -> float:
+    """Median ms of ``fn`` under ``triton.testing.do_bench`` (L2 flushed between runs)."""
+    import triton.testing as tt
+
+    return float(tt.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+
+
+@dataclass
+class Tuner:
+    """Pick the fastest candidate per problem key on the GPU; candidates that fail are skipped, not fatal.
+    ``TLX_KERNELS_NO_TUNE=1`` takes the first candidate."""
+
+    cache: dict[Any, Any] = field(default_factory=dict)
+    timings: dict[Any, list[tuple[str, float]]] = field(default_factory=dict)
+    errors: dict[Any, list[str]] = field(default_factory=dict)
+
+    def choose(self, key: Any, candidates: Sequence[tuple[str, Any]], run: Callable[[Any], Any]):
+        if key in self.cache:
+            return self.cache[key]
+        if len(candidates) == 1 or os.environ.get("TLX_KERNELS_NO_TUNE"):
+            self.cache[key] = candidates[0][1]
+            return self.cache[key]
+        best, best_ms, rows, errors = None, math.inf, [], []
+        for name, cand in candidates:
+            try:
+                run(cand)  # compile outside the timed region
+                ms = bench_ms(lambda cand=cand: run(cand), warmup_ms=10, rep_ms=40)
+            except Exception as e:  # a candidate that does not compile or launch is skipped
+                errors.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
+                continue
+            rows.append((name, ms))
+            if ms < best_ms:
+                best, best_ms = cand, ms
+        if best is None:
+            raise RuntimeError("attention: no candidate ran: " + "; ".join(errors))
+        self.timings[key], self.errors[key], self.cache[key] = rows, errors, best
+        return best

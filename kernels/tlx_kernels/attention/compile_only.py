@@ -1,0 +1,104 @@
+"""Compile-only inspection (no GPU): compile a :class:`~tlx_kernels.attention.common.Launch` for sm_90 with
+``triton.compile`` and read what ptxas made of it (registers, spills, SASS instruction counts).
+
+    >>> launch = ws_pingpong.prepare(q_cpu, k_cpu, v_cpu, causal=True)
+    >>> facts = compile_facts(launch)            # ~2-6 s per kernel on a laptop CPU
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+
+import triton
+from triton.backends.compiler import GPUTarget
+
+SM90 = GPUTarget("cuda", 90, 32)
+
+
+def compile_launch(launch, target: GPUTarget = SM90):
+    """``triton.compile`` of ``launch.kernel`` specialised for ``launch.args``/``kwargs`` (as the JIT would)."""
+    from triton.compiler import ASTSource, make_backend
+    from triton.runtime.jit import create_function_from_signature
+
+    fn = launch.kernel
+    backend = make_backend(target)
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    kwargs = dict(launch.kwargs)
+    kwargs.setdefault("debug", False)
+    bound, spec, options = binder(*launch.args, **kwargs)
+    options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, spec, options)
+    return triton.compile(ASTSource(fn, signature, constexprs, attrs), target=target, options=options.__dict__)
+
+
+def _tool(name: str) -> str:
+    from triton import knobs
+
+    return getattr(knobs.nvidia, name).path
+
+
+def _with_cubin(cubin: bytes, args: list[str]) -> str:
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(cubin)
+        path = f.name
+    try:
+        return subprocess.run(args + [path], capture_output=True, text=True, timeout=300, check=True).stdout
+    finally:
+        os.unlink(path)
+
+
+def ptxas_warnings(ptx: str, arch: str = "sm_90a") -> list[str]:
+    """ptxas's own warnings for ``ptx`` (e.g. wgmma serialisation, which would undo the overlap)."""
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        res = subprocess.run([_tool("ptxas"), "-v", f"--gpu-name={arch}", src, "-o", os.path.join(d, "k.o")],
+                             capture_output=True, text=True, timeout=300)
+    return [ln for ln in (res.stderr + res.stdout).splitlines() if "warning" in ln.lower()]
+
+
+@dataclass
+class Facts:
+    """What the compiled kernel holds: the stages, resource use, and counts of the instructions that matter."""
+
+    ptx: str
+    ttgir: str
+    sass: str
+    registers: int
+    stack: int
+    shared: int
+    num_warps: int
+    maxnreg: list[int] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def spills(self) -> int:
+        """Local-memory loads and stores in the SASS (register spills)."""
+        return self.counts["LDL"] + self.counts["STL"]
+
+
+_SASS_OPS = ("HGMMA", "UTMALDG", "UTMASTG", "MUFU.EX2", "SYNCS", "BAR.SYNC", "BAR.ARV", "LDL", "STL")
+
+
+def facts(ck) -> Facts:
+    sass = _with_cubin(ck.asm["cubin"], [_tool("nvdisasm"), "-c"])
+    res = _with_cubin(ck.asm["cubin"], [_tool("cuobjdump"), "-res-usage"])
+    usage = {k: int(v) for k, v in re.findall(r"([A-Z]+):(\d+)", res)}
+    ptx = ck.asm["ptx"]
+    counts = {op: len(re.findall(r"\b" + re.escape(op) + r"\b", sass)) for op in _SASS_OPS}
+    return Facts(
+        ptx=ptx, ttgir=ck.asm["ttgir"], sass=sass, registers=usage.get("REG", 0), stack=usage.get("STACK", 0),
+        shared=ck.metadata.shared, num_warps=ck.metadata.num_warps,
+        maxnreg=[int(x) for x in re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)", ptx)], counts=counts,
+    )
+
+
+def compile_facts(launch, target: GPUTarget = SM90) -> Facts:
+    return facts(compile_launch(launch, target))
+
+
+__all__ = ["SM90", "Facts", "compile_facts", "compile_launch", "facts", "ptxas_warnings"]

@@ -1,0 +1,125 @@
+"""(b) Warp-specialized FlashAttention forward in TLX: one producer, ``NUM_GROUPS`` consumer warpgroups.
+
+One CTA per ``NUM_GROUPS * BLOCK_M`` query rows of one head (``grid = (cdiv(S_q, NUM_GROUPS*BLOCK_M), B*H)``,
+causal tiles longest first). Roles (``tlx.async_tasks``):
+
+- producer (the default task, 4 warps, few registers): TMA-loads each group's Q tile once (``q_full[g]``),
+  then streams K and V blocks through a ``NUM_BUFFERS``-deep ring. K and V have their own barriers
+  (``k_full``/``k_empty``, ``v_full``/``v_empty``) so QK^T can start before V has landed;
+- consumer ``g`` (``replicate=NUM_GROUPS``, 4 warps, ``CONSUMER_REGS`` registers each) owns ``BLOCK_M`` query
+  rows. Per KV block: wait K, ``S = Q K^T`` (wgmma, both operands in shared memory), release K, online softmax
+  in registers, wait V, ``O += P V`` (wgmma, P from registers), release V. The ``*_empty`` barriers count one
+  arrival per consumer, since all consumers read every K and V block.
+
+Nothing overlaps inside a consumer here: each wgmma is waited for before the softmax that needs it. The
+overlap comes from the other consumer warpgroups, scheduled by the hardware.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton
+import triton.language as tl
+import triton.language.extra.tlx as tlx
+from tlx_kernels.attention import common as C
+from tlx_kernels.attention import device as dev
+
+
+@triton.jit
+def ws_attention_kernel(desc_q, desc_k, desc_v, desc_o, o_ptr, lse_ptr, qk_scale, S_q, S_kv, BH,
+                        HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
+                        NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr):
+    dtype: tl.constexpr = tlx.dtype_of(desc_q)
+    TILE_BYTES: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(dtype)
+    q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
+    k_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
+    v_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
+    q_full = tlx.alloc_barriers(NUM_GROUPS, arrive_count=1)
+    k_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
+    k_empty = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
+    v_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
+    v_empty = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
+
+    bh = tl.program_id(1)
+    pid_m = tl.program_id(0)
+    if CAUSAL:
+        pid_m = tl.num_programs(0) - 1 - pid_m  # longest tiles first
+    tile_start = pid_m * (NUM_GROUPS * BLOCK_M)
+    n_blocks = dev.kv_blocks(tile_start, NUM_GROUPS * BLOCK_M, S_q, S_kv, CAUSAL, BLOCK_N)
+
+    with tlx.async_tasks():
+        with tlx.async_task("default"):  # producer
+            for g in tl.static_range(NUM_GROUPS):
+                tlx.barrier_expect_bytes(q_full[g], BLOCK_M * HEAD_DIM * tlx.size_of(dtype))
+                tlx.async_descriptor_load(desc_q, q_smem[g], [bh * S_q + tile_start + g * BLOCK_M, 0], q_full[g])
+            kv_row = bh * S_kv
+            for j in range(n_blocks):
+                slot = j % NUM_BUFFERS
+                phase = (j // NUM_BUFFERS) & 1
+                tlx.barrier_wait(k_empty[slot], phase ^ 1)
+                tlx.barrier_expect_bytes(k_full[slot], TILE_BYTES)
+                tlx.async_descriptor_load(desc_k, k_smem[slot], [kv_row + j * BLOCK_N, 0], k_full[slot])
+                tlx.barrier_wait(v_empty[slot], phase ^ 1)
+                tlx.barrier_expect_bytes(v_full[slot], TILE_BYTES)
+                tlx.async_descriptor_load(desc_v, v_smem[slot], [kv_row + j * BLOCK_N, 0], v_full[slot])
+        with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_GROUPS):  # consumers
+            g: tl.constexpr = tlx.async_task_replica_id()
+            q_start = tile_start + g * BLOCK_M
+            m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+            l_i = tl.zeros([BLOCK_M], tl.float32)
+            acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+            tlx.barrier_wait(q_full[g], 0)
+            for j in range(n_blocks):
+                slot = j % NUM_BUFFERS
+                phase = (j // NUM_BUFFERS) & 1
+                tlx.barrier_wait(k_full[slot], phase)
+                qk = tlx.async_dot(q_smem[g], tlx.local_trans(k_smem[slot]))
+                qk = tlx.async_dot_wait(0, qk)
+                tlx.barrier_arrive(k_empty[slot])
+                if dev.needs_mask(q_start, j * BLOCK_N, S_kv, CAUSAL, BLOCK_N):
+                    qk = dev.mask_scores(qk, q_start, j * BLOCK_N, S_kv, CAUSAL, BLOCK_M, BLOCK_N)
+                m_i, l_i, p, alpha = dev.softmax_next(qk, m_i, l_i, qk_scale)
+                acc = acc * alpha[:, None]
+                tlx.barrier_wait(v_full[slot], phase)
+                acc = tlx.async_dot(p.to(dtype), v_smem[slot], acc)
+                acc = tlx.async_dot_wait(0, acc)
+                tlx.barrier_arrive(v_empty[slot])
+            dev.store_tile(acc, l_i, m_i, desc_o, o_ptr, lse_ptr, bh, q_start, S_q, HEAD_DIM, BLOCK_M, STORE_LSE)
+
+
+# First = default. BLOCK_M is the rows of one consumer warpgroup; a CTA holds NUM_GROUPS * BLOCK_M rows.
+CONFIGS: list[dict[str, Any]] = [
+    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=232),
+    dict(BLOCK_M=64, BLOCK_N=64, NUM_GROUPS=2, NUM_BUFFERS=3, CONSUMER_REGS=232),
+    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=3, NUM_BUFFERS=2, CONSUMER_REGS=160),
+    dict(BLOCK_M=128, BLOCK_N=64, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240),
+]
+DEFAULT = CONFIGS[0]
+_tuner = C.Tuner()
+
+
+def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
+            out=None, lse=None, want_lse: bool = False) -> C.Launch:
+    """The launch of one config (CPU tensors work: compile-only inspection)."""
+    cfg = dict(config or DEFAULT)
+    p = C.problem(q, k, v, causal, sm_scale)
+    out, lse, store_lse = C.outputs(q, out, lse, want_lse)
+    args, kw = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], store_lse)
+    grid = (triton.cdiv(p.S_q, cfg["NUM_GROUPS"] * cfg["BLOCK_M"]), p.BH)
+    return C.Launch(ws_attention_kernel, args, dict(cfg, **kw, num_warps=4, num_stages=1), grid, out, lse, p)
+
+
+def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
+           out=None, lse=None):
+    """One launch with ``config`` (default :data:`DEFAULT`); returns ``out``."""
+    return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
+
+
+def attention(q, k, v, causal: bool = False, sm_scale: float | None = None):
+    """Tuned over :data:`CONFIGS` on first use per problem size."""
+    p = C.problem(q, k, v, causal, sm_scale)
+    cands = [(C.config_name(c), c) for c in CONFIGS]
+    cfg = _tuner.choose(p.key(), cands, lambda c: launch(q, k, v, causal, c, sm_scale))
+    return launch(q, k, v, causal, cfg, sm_scale)
