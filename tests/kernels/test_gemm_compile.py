@@ -1,13 +1,17 @@
 """Compile-only (CPU, sm_90, down to SASS) checks of every GEMM in tlx_kernels.gemm.
 
-Every kernel in bf16 and fp16, row-/column-major A and B, a shape that is not a multiple of any
-tile; the warp-specialized kernels must show wgmma, TMA and setmaxnreg in their PTX; every config
-of every kernel must fit in shared memory and compile without spills (no LDL/STL in SASS).
+Every config of every module compiles at a shape that is not a multiple of any tile, fits in shared
+memory and does not spill; bf16 and fp16, row- and column-major A and B; the warp-specialized kernels
+show their roles, register budgets and barriers in TTGIR/PTX; every TLX K loop keeps one wgmma group
+in flight (no wgmma wait(0) inside it). Compiles are cached for the session (and on disk by the workbench).
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -18,10 +22,10 @@ from tlx_kernels.gemm import common as C  # noqa: E402
 
 from workbench.compile import compile as wb_compile  # noqa: E402
 
-SMEM_LIMIT = 232448
 ODD = (1000, 1500, 776)  # K a multiple of 8 keeps the row-major A stride 16-byte aligned
-ODD_K = (1000, 1500, 777)  # forces the wrapper's padded copy
-_cache: dict = {}
+TLX = ["tma_pipelined", "ws_cooperative", "ws_pingpong"]
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+CONSUMERS = {"tma_pipelined": 1, "ws_cooperative": 2, "ws_pingpong": 2}
 
 
 def make(M: int, N: int, K: int, dtype, a_t: bool, b_t: bool):
@@ -30,114 +34,133 @@ def make(M: int, N: int, K: int, dtype, a_t: bool, b_t: bool):
     return a, b
 
 
-def build(name: str, shape=ODD, dtype=torch.bfloat16, a_t=False, b_t=False, cfg=None):
-    key = (name, shape, str(dtype), a_t, b_t, repr(cfg))
-    if key not in _cache:
-        mod = G.MODULES[name]
-        a, b = make(*shape, dtype, a_t, b_t)
-        if name == "triton_dot":
-            kernel, args, kw, _grid, _c = mod.prepare(a, b, cfg)
-        else:
-            args, kw, _grid, _c = mod.prepare(a, b, cfg)
-            kernel = G.KERNELS[name]
-        _cache[key] = wb_compile(kernel, *args, target="sm_90", **kw)
-    return _cache[key]
+@functools.cache
+def build(name: str, cfg_index: int = 0, dtype: str = "bf16", a_t: bool = False, b_t: bool = False):
+    mod = G.MODULES[name]
+    a, b = make(*ODD, DTYPES[dtype], a_t, b_t)
+    cfg = mod.CONFIGS[cfg_index]
+    if name == "triton_dot":
+        kernel, args, kw, _grid, _c = mod.prepare(a, b, cfg)
+    else:
+        kernel, (args, kw, _grid, _c) = mod.kernel, mod.prepare(a, b, cfg)
+    return wb_compile(kernel, *args, target="sm_90", **kw)
 
 
 def facts(art) -> dict:
     ptx, sass = art.stages["ptx"], art.stages.get("sass", "")
     return dict(
-        regs=art.metadata.registers,
         spills=(art.metadata.spill_stores or 0) + (art.metadata.spill_loads or 0),
+        local=len(re.findall(r"\b(?:LDL|STL)\b", sass)),
         smem=art.metadata.shared_bytes,
         hgmma=sass.count("HGMMA"),
-        local=len(re.findall(r"\b(LDL|STL)\b", sass)),
+        waits=re.findall(r"wgmma\.wait_group\.sync\.aligned\s+(\d+)", ptx),
         maxnreg=[int(x) for x in re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)", ptx)],
     )
 
 
-LAYOUTS = [(False, False), (False, True), (True, False), (True, True)]
-LAYOUT_IDS = ["rr", "rc", "cr", "cc"]
+CASES = [(n, i) for n in G.MODULES for i in range(len(G.MODULES[n].CONFIGS))]
 
 
-@pytest.mark.parametrize("layout", LAYOUTS, ids=LAYOUT_IDS)
-@pytest.mark.parametrize("name", list(G.MODULES))
-def test_every_kernel_bf16_all_majors(name, layout):
-    art = build(name, ODD, torch.bfloat16, *layout)
+@pytest.mark.parametrize("name,index", CASES, ids=[f"{n}-{C.config_name(G.MODULES[n].CONFIGS[i])}" for n, i in CASES])
+def test_every_config_compiles_fits_and_does_not_spill(name, index):
+    art = build(name, index)
     f = facts(art)
-    assert "wgmma.mma_async" in art.stages["ptx"]
-    assert "cp.async.bulk.tensor" in art.stages["ptx"]
-    assert f["spills"] == 0 and f["local"] == 0, f
-    assert f["smem"] <= SMEM_LIMIT, f
-
-
-@pytest.mark.parametrize("layout", [(False, False), (True, True)], ids=["rr", "cc"])
-@pytest.mark.parametrize("name", list(G.MODULES))
-def test_every_kernel_fp16(name, layout):
-    art = build(name, ODD, torch.float16, *layout)
     ptx = art.stages["ptx"]
-    assert re.search(r"wgmma\.mma_async\S*\.f32\.f16\.f16", ptx), "fp16 wgmma expected"
-    assert facts(art)["spills"] == 0
+    assert "wgmma.mma_async" in ptx and f["hgmma"] > 0
+    assert "cp.async.bulk.tensor" in ptx  # TMA
+    assert f["spills"] == 0 and f["local"] == 0, f
+    assert f["smem"] <= C.SMEM_LIMIT, f
+    if name != "triton_dot":
+        kind = G.MODULES[name].KIND
+        assert f["smem"] <= C.smem_bytes(G.MODULES[name].CONFIGS[index], kind) + 128, (f, "estimate too low")
+        assert "mbarrier.try_wait" in ptx
+        # the K loop keeps one wgmma group in flight; wait(0) only drains a tile (once per consumer)
+        assert f["waits"].count("1") == CONSUMERS[name] and f["waits"].count("0") == CONSUMERS[name], f["waits"]
 
 
-def test_bf16_uses_bf16_wgmma():
-    ptx = build("ws_cooperative").stages["ptx"]
-    assert re.search(r"wgmma\.mma_async\S*\.f32\.bf16\.bf16", ptx)
+# every kernel in bf16 row-major and fp16 column-major; the mixed majors once (the views are shared code)
+LAYOUTS = [(n, "bf16", False, False) for n in G.MODULES] + [(n, "fp16", True, True) for n in G.MODULES]
+LAYOUTS += [("ws_cooperative", "bf16", False, True), ("ws_cooperative", "fp16", True, False)]
+
+
+@pytest.mark.parametrize("name,dtype,a_t,b_t", LAYOUTS, ids=[f"{n}-{d}-{'rc'[a]}{'rc'[b]}" for n, d, a, b in LAYOUTS])
+def test_dtypes_and_majors(name, dtype, a_t, b_t):
+    art = build(name, 0, dtype, a_t, b_t)
+    kind = {"bf16": "bf16.bf16", "fp16": "f16.f16"}[dtype]
+    assert re.search(rf"wgmma\.mma_async\S*\.f32\.{re.escape(kind)}", art.stages["ptx"]), f"{dtype} wgmma expected"
+    f = facts(art)
+    assert f["spills"] == 0 and f["local"] == 0, f
+    if a_t or b_t:  # a transposed shared-memory view feeds wgmma directly: no shuffle through registers
+        assert "convert_layout" not in art.stages["ttgir"]
 
 
 @pytest.mark.parametrize("name", ["ws_cooperative", "ws_pingpong"])
-def test_warp_specialized_kernels(name):
+def test_warp_specialized_roles_and_register_budgets(name):
     art = build(name)
-    ptx, ttgir = art.stages["ptx"], art.stages["ttgir"]
-    for s in ("wgmma.mma_async", "cp.async.bulk.tensor", "setmaxnreg", "mbarrier.try_wait"):
-        assert s in ptx, s
-    assert "ttg.warp_specialize" in ttgir
-    assert "partition0" in ttgir and "partition1" in ttgir  # two consumer replicas
-    f = facts(art)
-    assert 232 in f["maxnreg"] and 40 in f["maxnreg"], f  # consumers up, producer down
+    assert "ttg.warp_specialize" in art.stages["ttgir"]
     assert art.metadata.num_warps == 12
+    tasks = sorted(art.metadata.tasks, key=lambda t: t["start_warp"])
+    assert [t["num_warps"] for t in tasks] == [4, 4, 4]
+    assert [t["registers"] for t in tasks] == [40, 232, 232]  # producer down, both consumers up
+    assert {40, 232} <= set(facts(art)["maxnreg"])
 
 
 def test_pingpong_named_barriers():
     ptx = build("ws_pingpong").stages["ptx"]
-    # named barriers 9/10 go through registers: bar.sync %r, %r / bar.arrive %r, %r
-    assert re.search(r"bar\.arrive\s+%r\d+, %r\d+;", ptx)
-    assert re.search(r"bar\.sync\s+%r\d+, %r\d+;", ptx)
+    # the hand-over: consumer 0 waits on 9 and arrives on 10, consumer 1 the other way round
+    assert re.search(r"bar\.sync\s+9, 256;", ptx) and re.search(r"bar\.sync\s+10, 256;", ptx)
+    assert re.search(r"bar\.arrive\s+9, 256;", ptx) and re.search(r"bar\.arrive\s+10, 256;", ptx)
 
 
-def test_single_role_has_no_partitions():
+def test_single_role_kernel_has_no_partitions():
     art = build("tma_pipelined")
-    assert "ttg.warp_specialize" not in art.stages["ttgir"]
-    assert "setmaxnreg" not in art.stages["ptx"]
+    assert "ttg.warp_specialize" not in art.stages["ttgir"] and not facts(art)["maxnreg"]
 
 
-def test_wrapper_pads_misaligned_rows():
-    art = build("ws_cooperative", ODD_K)
-    assert facts(art)["spills"] == 0
-    a, b = make(*ODD_K, torch.bfloat16, False, False)
-    ops = C.operands(a, b)
-    assert ops.a.stride(0) % 8 == 0 and tuple(ops.a.shape) == (1000, 777)
+def _index(name: str, **want) -> int:
+    return next(i for i, c in enumerate(G.MODULES[name].CONFIGS) if all(c.get(k) == v for k, v in want.items()))
 
 
-@pytest.mark.parametrize("name", list(G.MODULES))
-def test_every_config_fits_and_does_not_spill(name):
-    mod = G.MODULES[name]
-    for cfg in mod.CONFIGS:
-        f = facts(build(name, (4096, 4096, 4096), torch.bfloat16, False, False, cfg))
-        assert f["spills"] == 0 and f["local"] == 0, (cfg, f)
-        assert f["smem"] <= SMEM_LIMIT, (cfg, f)
-        assert f["hgmma"] > 0, (cfg, f)
+@pytest.mark.parametrize("split,bufs", [(2, 1), (4, 2)])
+def test_subtiled_epilogue(split, bufs):
+    """EPI_SPLIT column subtiles: free splits (no layout conversion), one TMA store each, and with two
+    buffers each store waits only for the one before last."""
+    art = build("ws_cooperative", _index("ws_cooperative", EPI_SPLIT=split, EPI_BUFS=bufs if bufs > 1 else None))
+    ptx = art.stages["ptx"]
+    assert "convert_layout" not in art.stages["ttgir"]
+    assert art.stages["sass"].count("UTMASTG") == 2 * split  # two consumers
+    assert re.search(rf"cp\.async\.bulk\.wait_group\.read\s+{bufs - 1};", ptx)
 
 
-def test_smem_estimate_matches_kernels():
-    for name, kind in (("ws_cooperative", "cooperative"), ("ws_pingpong", "pingpong")):
-        for cfg in G.MODULES[name].CONFIGS:
-            assert C.smem_bytes(cfg, kind) <= SMEM_LIMIT, (name, cfg)
+def test_warp_barrier_variant():
+    """WARP_BAR: every consumer thread arrives on ``empty`` (2 x 128 arrivals), no warpgroup sync before it."""
+    art = build("ws_cooperative", _index("ws_cooperative", WARP_BAR=True))
+    assert re.search(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], 256;", art.stages["ptx"])
+    plain = build("ws_cooperative")
+    assert not re.search(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], 256;", plain.stages["ptx"])
+
+
+def test_candidates_are_feasible_and_distinct():
+    for name, mod in G.MODULES.items():
+        cands = mod.candidates()
+        names = [C.config_name(c) for c in cands]
+        assert len(set(names)) == len(names), name
+        assert [C.config_name(c) for c in mod.CONFIGS] == names[: len(mod.CONFIGS)], name
+        if name != "triton_dot":
+            for c in cands:
+                C.check_config(c, mod.KIND)
+
+
+def test_check_config_rejects():
+    base = dict(G.MODULES["ws_cooperative"].DEFAULT)
+    with pytest.raises(ValueError, match="shared memory"):
+        C.check_config(dict(base, NUM_STAGES=5), "cooperative")
+    with pytest.raises(ValueError, match="EPI_BUFS"):
+        C.check_config(dict(base, EPI_SPLIT=1, EPI_BUFS=2), "cooperative")
 
 
 def test_tile_order_covers_every_tile_once():
-    # the GROUP_M swizzle of tile_coords, replayed in Python
-    def coords(t, npm, npn, g):
+    def coords(t, npm, npn, g):  # tile_coords, replayed in Python
         in_group = g * npn
         first = (t // in_group) * g
         size = min(npm - first, g)
@@ -148,28 +171,30 @@ def test_tile_order_covers_every_tile_once():
         assert seen == {(m, n) for m in range(npm) for n in range(npn)}
 
 
-def test_operand_views():
+def test_operand_views_and_padding():
     a = torch.empty(64, 32, dtype=torch.bfloat16)
     s, t = C.tma_operand(a)
     assert s is a and not t
     s, t = C.tma_operand(a.T)
     assert t and s.data_ptr() == a.data_ptr()
+    ops = C.operands(*make(1000, 1500, 777, torch.bfloat16, False, False))  # K=777: row stride not 16-byte aligned
+    assert ops.a.stride(0) % 8 == 0 and tuple(ops.a.shape) == (1000, 777) and not ops.a_t
     with pytest.raises(ValueError):
         C.check_operands(torch.empty(4, 5, dtype=torch.bfloat16), torch.empty(4, 5, dtype=torch.bfloat16))
     with pytest.raises(TypeError):
         C.check_operands(torch.empty(4, 5), torch.empty(5, 4))
 
 
-def test_cooperative_split_epilogue_4_stages():
-    # EPI_SPLIT=2: the accumulator halves come from reshape/permute/split without a layout conversion,
-    # each consumer issues two TMA stores, and the 4-stage 128x256x64 ring fits in shared memory.
-    cfg = next(c for c in G.MODULES["ws_cooperative"].CONFIGS if c.get("EPI_SPLIT", 1) == 2)
-    assert cfg["NUM_STAGES"] == 4 and "_e2" in C.config_name(cfg)
-    for layout, dtype in (((False, False), torch.bfloat16), ((True, True), torch.float16)):
-        art = build("ws_cooperative", ODD, dtype, *layout, cfg=cfg)
-        f = facts(art)
-        assert f["spills"] == 0 and f["local"] == 0 and f["smem"] <= SMEM_LIMIT, f
-        assert "convert_layout" not in art.stages["ttgir"]
-        assert art.stages["sass"].count("UTMASTG") == 4  # 2 consumers x 2 halves
-        assert art.stages["sass"].count("STSM") == build("ws_cooperative").stages["sass"].count("STSM")
-    assert C.smem_bytes(cfg, "cooperative") <= SMEM_LIMIT
+def test_empty_problems_need_no_kernel():
+    a, b = torch.ones(8, 0, dtype=torch.bfloat16), torch.ones(0, 16, dtype=torch.bfloat16)
+    for mod in G.MODULES.values():
+        out = C.empty_out(8, 16, torch.bfloat16, "cpu", fill=float("nan"))
+        assert torch.equal(mod.launch(a, b, out=out), torch.zeros(8, 16, dtype=torch.bfloat16))
+        none = mod.launch(torch.ones(0, 4, dtype=torch.bfloat16), torch.ones(4, 16, dtype=torch.bfloat16))
+        assert none.shape == (0, 16)
+
+
+def test_library_does_not_import_the_workbench():
+    code = "import sys, tlx_kernels.gemm.walkthrough; print(sorted(m for m in sys.modules if 'workbench' in m))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -177,15 +177,31 @@ def persistent_grid(ops: Operands, BM: int, BN: int, sms: int | None, device: An
     return (max(1, min(tiles, sms or num_sms(device))),)
 
 
-def run(kernel, prepared: tuple) -> Any:
-    """Launch ``kernel[grid](*args, **kwargs)`` from a ``prepare()`` result; returns the output."""
-    args, kwargs, grid, out = prepared
-    if args[3] == 0 or args[4] == 0:  # M or N == 0: nothing to write
-        return out
-    if args[5] == 0:  # K == 0: the product is zeros
-        return out.zero_()
+def empty_product(a, b, out=None):
+    """The output of a product with nothing to compute (M, N or K is 0: zeros), else None."""
+    M, N, K = check_operands(a, b)
+    if M and N and K:
+        return None
+    if out is None:
+        out = empty_out(M, N, a.dtype, a.device)
+    elif tuple(out.shape) != (M, N):
+        raise ValueError(f"matmul: out must be {M} x {N}, got {tuple(out.shape)}")
+    return out.zero_()
+
+
+def launch(kernel, prepare, a, b, config, out):
+    """``kernel[grid](*args, **kwargs)`` from ``prepare(a, b, config, out)``; returns the output.
+
+    ``kernel`` None: ``prepare`` returns the kernel first (the tl.dot baseline picks one of two)."""
+    done = empty_product(a, b, out)
+    if done is not None:
+        return done
+    prepared = prepare(a, b, config, out)
+    if kernel is None:
+        kernel, prepared = prepared[0], prepared[1:]
+    args, kwargs, grid, c = prepared
     kernel[grid](*args, **kwargs)
-    return out
+    return c
 
 
 # ------------------------------------------------------------------------------------------------
@@ -274,16 +290,20 @@ _SHORT = {
 _DEFAULTS = {"EPI_SPLIT": 1, "EPI_BUFS": 1, "WARP_BAR": False, "CONSUMER_REGS": 232}
 
 
+_ORDER = ("PERSISTENT", "WS", "NUM_STAGES", "num_stages", "GROUP_M", "EPI_SPLIT", "EPI_BUFS", "WARP_BAR",
+          "CONSUMER_REGS", "num_warps")
+
+
 def config_name(cfg: dict[str, Any]) -> str:
-    """A short unique name, e.g. ``128x256x64_s4_g8_e2_w4`` (keys at their default value are left out)."""
+    """A short name, the same for equal configs, e.g. ``128x256x64_s4_g8_e2_w4`` (default values left out)."""
     parts = ["x".join(str(cfg[k]) for k in ("BM", "BN", "BK") if k in cfg)]
-    for k, v in cfg.items():
-        if k in ("BM", "BN", "BK") or _DEFAULTS.get(k, object()) == v:
+    rest = sorted((k for k in cfg if k not in ("BM", "BN", "BK")), key=lambda k: (_ORDER + (k,)).index(k))
+    for k in rest:
+        v = cfg[k]
+        if _DEFAULTS.get(k, object()) == v or (k == "num_stages" and cfg.get("NUM_STAGES") == v):
             continue
         if k == "PERSISTENT":
             parts.append("persistent" if v else "grid")
-        elif k == "num_stages" and cfg.get("NUM_STAGES") == v:
-            continue
         else:
             parts.append(f"{_SHORT.get(k, k)}{int(v) if isinstance(v, bool) else v}")
     return "_".join(p for p in parts if p)
@@ -317,6 +337,29 @@ def check_config(cfg: dict[str, Any], kind: str) -> None:
     need = smem_bytes(cfg, kind)
     if need > SMEM_LIMIT:
         raise ValueError(f"{config_name(cfg)}: needs {need} B of shared memory, the limit is {SMEM_LIMIT}")
+
+
+def variants(base: dict[str, Any], **choices: Sequence[Any]) -> list[dict[str, Any]]:
+    """``base``, then ``base`` with one key changed to each of its listed values (one knob at a time)."""
+    out = [dict(base)]
+    for key, values in choices.items():
+        out.extend(dict(base, **{key: v}) for v in values if base.get(key, _DEFAULTS.get(key)) != v)
+    return out
+
+
+def feasible(configs: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """``configs`` without duplicates (by name) and without those :func:`check_config` rejects, in order."""
+    seen, out = set(), []
+    for cfg in configs:
+        name = config_name(cfg)
+        try:
+            check_config(cfg, kind)
+        except ValueError:
+            continue
+        if name not in seen:
+            seen.add(name)
+            out.append(dict(cfg))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -427,16 +470,19 @@ __all__ = [
     "config_name",
     "descriptor",
     "empty_out",
+    "feasible",
     "gemm_flops",
     "num_sms",
     "operands",
     "persistent_grid",
     "problem_key",
     "reference",
+    "empty_product",
+    "launch",
     "rel_err",
-    "run",
     "smem_bytes",
     "store_tile",
     "tile_coords",
     "tma_operand",
+    "variants",
 ]

@@ -103,6 +103,14 @@ CONFIGS: list[dict[str, Any]] = [
 ]
 DEFAULT: dict[str, Any] = CONFIGS[0]
 KIND = "single-role"
+
+
+def candidates() -> list[dict[str, Any]]:
+    """The sweep space of ``bench/gemm.py --sweep``: CONFIGS, then one knob at a time around the first;
+    only configs that fit in shared memory."""
+    space = list(CONFIGS) + C.variants(CONFIGS[1], GROUP_M=[16], NUM_STAGES=[3], EPI_SPLIT=[2])
+    space += C.variants(CONFIGS[2], GROUP_M=[16], EPI_SPLIT=[4])
+    return C.feasible(space, KIND)
 kernel = tma_pipelined_kernel
 _tuner = C.Tuner()
 
@@ -122,7 +130,7 @@ def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | Non
 
 def launch(a, b, config: dict[str, Any] | None = None, out=None):
     """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
-    return C.run(tma_pipelined_kernel, prepare(a, b, config, out))
+    return C.launch(tma_pipelined_kernel, prepare, a, b, config, out)
 
 
 def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):

@@ -107,6 +107,11 @@ CONFIGS: list[dict[str, Any]] = [
 ]
 DEFAULT: dict[str, Any] = CONFIGS[0]
 KIND = "triton"
+
+
+def candidates() -> list[dict[str, Any]]:
+    """The sweep space of ``bench/gemm.py --sweep``: CONFIGS and their GROUP_M=16 variants."""
+    return list(CONFIGS) + [dict(c, GROUP_M=16) for c in CONFIGS[:3]]
 _tuner = C.Tuner()
 
 
@@ -142,8 +147,7 @@ def launch(a, b, config: dict[str, Any] | None = None, out=None):
     """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
     if a.is_cuda:
         _ensure_allocator()
-    kernel, *prepared = prepare(a, b, config, out)
-    return C.run(kernel, tuple(prepared))
+    return C.launch(None, prepare, a, b, config, out)
 
 
 def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):

@@ -150,6 +150,20 @@ CONFIGS: list[dict[str, Any]] = [
 ]
 DEFAULT: dict[str, Any] = CONFIGS[0]
 KIND = "cooperative"
+
+
+def candidates() -> list[dict[str, Any]]:
+    """The sweep space of ``bench/gemm.py --sweep``: CONFIGS, then one knob at a time around three bases
+    (the 128x256 and 256x128 tiles with a 4-stage ring and split epilogue, 128x256 with 3 stages and a
+    whole-tile epilogue), most promising first; only configs that fit in shared memory."""
+    wide, tall, deep = CONFIGS[0], dict(CONFIGS[0], BM=256, BN=128), dict(CONFIGS[0], NUM_STAGES=3, EPI_SPLIT=1)
+    knobs = dict(GROUP_M=[16, 4, 32], EPI_SPLIT=[4, 1], WARP_BAR=[True], CONSUMER_REGS=[240, 0])
+    space = list(CONFIGS)
+    space += C.variants(wide, **knobs) + C.variants(dict(wide, EPI_SPLIT=4, EPI_BUFS=2), GROUP_M=[16], WARP_BAR=[True])
+    space += C.variants(tall, GROUP_M=[16, 4], EPI_SPLIT=[4], WARP_BAR=[True])
+    space += C.variants(deep, GROUP_M=[16], EPI_SPLIT=[2], EPI_BUFS=[2], WARP_BAR=[True])
+    space += [dict(BM=128, BN=128, BK=64, NUM_STAGES=s, GROUP_M=8, num_warps=4) for s in (6, 7)]
+    return C.feasible(space, KIND)
 kernel = ws_cooperative_kernel
 _tuner = C.Tuner()
 
@@ -169,7 +183,7 @@ def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | Non
 
 def launch(a, b, config: dict[str, Any] | None = None, out=None):
     """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
-    return C.run(ws_cooperative_kernel, prepare(a, b, config, out))
+    return C.launch(ws_cooperative_kernel, prepare, a, b, config, out)
 
 
 def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):

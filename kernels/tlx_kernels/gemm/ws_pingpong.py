@@ -139,6 +139,17 @@ CONFIGS: list[dict[str, Any]] = [
 ]
 DEFAULT: dict[str, Any] = CONFIGS[0]
 KIND = "pingpong"
+
+
+def candidates() -> list[dict[str, Any]]:
+    """The sweep space of ``bench/gemm.py --sweep``: CONFIGS, then one knob at a time around the 128x128 tile
+    with a 6-stage ring and the 64x256 tile; only configs that fit in shared memory."""
+    square, flat = CONFIGS[0], dict(CONFIGS[0], BM=64, BN=256, NUM_STAGES=5, EPI_SPLIT=4)
+    space = list(CONFIGS)
+    space += C.variants(square, GROUP_M=[16, 4], NUM_STAGES=[5, 7], EPI_SPLIT=[4, 1], CONSUMER_REGS=[240])
+    space += C.variants(dict(square, EPI_SPLIT=4, EPI_BUFS=2), NUM_STAGES=[5])
+    space += C.variants(flat, GROUP_M=[16], NUM_STAGES=[4], EPI_SPLIT=[2])
+    return C.feasible(space, KIND)
 kernel = ws_pingpong_kernel
 _tuner = C.Tuner()
 
@@ -158,7 +169,7 @@ def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | Non
 
 def launch(a, b, config: dict[str, Any] | None = None, out=None):
     """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
-    return C.run(ws_pingpong_kernel, prepare(a, b, config, out))
+    return C.launch(ws_pingpong_kernel, prepare, a, b, config, out)
 
 
 def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):
