@@ -9,7 +9,7 @@ import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import make_backend
 
-from workbench.compile.triton_reach import jit_file_line, specialize, warp_groups
+from workbench.compile.triton_reach import active_driver, jit_file_line, specialize, warp_groups
 
 
 @triton.jit
@@ -62,3 +62,23 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
     assert groups[0]["warpGroupStartIds"] == [4, 8]
     assert len(groups[0]["actualRegisters"]) == 3 and groups[0]["actualRegisters"][1:] == [232, 232]
     assert importlib.util.find_spec("triton._C.libtriton") is not None
+
+
+def test_active_driver_stands_in_and_restores_the_previous_state():
+    from triton.runtime import driver
+
+    class StandIn:
+        def get_current_target(self):
+            return GPUTarget("standin", 90, 32)
+
+    before = driver._active  # None until something resolves it (no GPU here: resolving would raise)
+    with active_driver(StandIn()) as s:
+        assert driver.active is s
+        assert driver.active.get_current_target().backend == "standin"
+    assert driver._active is before
+    try:
+        with active_driver(StandIn()):
+            raise KeyError("inside")
+    except KeyError:
+        pass
+    assert driver._active is before

@@ -10,11 +10,15 @@ misbehaving elsewhere.
 - ``warp_groups``: the register budgets Triton gives each ``ttg.warp_specialize`` partition, by
   running its ``allocate-warp-groups`` pass on a copy of the final TTGIR (the attribute it writes,
   ``actualRegisters``, exists only inside the LLIR lowering otherwise).
+- ``active_driver``: a stand-in for ``triton.runtime.driver.active`` for the length of a block, then
+  exactly what was there before (``DriverConfig._active``: ``reset_active()`` raises with no GPU).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -69,3 +73,19 @@ def warp_groups(ttgir: str, gpu_target: Any) -> list[dict[str, list[int]]]:
                   for name, vals in _ARRAY.findall(m.group(1))}
         out.append(arrays)
     return out
+
+
+@contextlib.contextmanager
+def active_driver(stand_in: Any) -> Iterator[Any]:
+    """Make ``stand_in`` Triton's active driver inside the block (code that asks
+    ``triton.runtime.driver.active`` for its target or torch device gets it), then restore the previous
+    one as it was: ``None`` stays ``None`` (resolved lazily later), since ``reset_active()`` would build
+    the default driver, which raises on a machine with no GPU."""
+    from triton.runtime import driver
+
+    previous = driver._active
+    driver.set_active(stand_in)
+    try:
+        yield stand_in
+    finally:
+        driver._active = previous
