@@ -185,6 +185,17 @@ def test_operand_views_and_padding():
         C.check_operands(torch.empty(4, 5), torch.empty(5, 4))
 
 
+@pytest.mark.parametrize("shape", [(1, 8, 8), (8, 1, 16), (17, 33, 1), (1, 1, 1), (64, 4096, 8192)])
+def test_prepare_takes_tiny_and_skinny_shapes(shape):
+    """Descriptors (checked by TensorDescriptor: 16-byte aligned strides) for vectors and single columns."""
+    for name, mod in G.MODULES.items():
+        for a_t, b_t in ((False, False), (True, True)):
+            a, b = make(*shape, torch.bfloat16, a_t, b_t)
+            prepared = mod.prepare(a, b)
+            args, grid = prepared[-4], prepared[-2]
+            assert [d.shape for d in args[:3]] and grid[0] >= 1, name
+
+
 def test_empty_problems_need_no_kernel():
     a, b = torch.ones(8, 0, dtype=torch.bfloat16), torch.ones(0, 16, dtype=torch.bfloat16)
     for mod in G.MODULES.values():

@@ -86,7 +86,7 @@ def tma_operand(x) -> tuple[Any, bool]:
     if x.dim() != 2:
         raise ValueError(f"expected a 2-D matrix, got shape {tuple(x.shape)}")
     e = x.element_size()
-    if x.stride(1) == 1 and (x.shape[0] == 1 or _aligned(x.stride(0), e)) and x.data_ptr() % 16 == 0:
+    if x.stride(1) == 1 and _aligned(x.stride(0), e) and x.data_ptr() % 16 == 0:
         return x, False
     if x.stride(0) == 1 and x.shape[1] > 1 and _aligned(x.stride(1), e) and x.data_ptr() % 16 == 0:
         return x.T, True
