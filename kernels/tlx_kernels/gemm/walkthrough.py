@@ -46,7 +46,8 @@ def facts(report_or_artifact: Any) -> dict[str, Any]:
         "HGMMA (SASS)": sass.count("HGMMA"),
         "TMA copies (PTX)": ptx.count("cp.async.bulk.tensor"),
         "mbarrier waits (PTX)": ptx.count("mbarrier.try_wait"),
-        "named-barrier ops (PTX)": len(re.findall(r"bar\.(?:sync|arrive)\s+%r\d+, %r\d+;", ptx)),
+        # named barriers a kernel uses for its own hand-overs (TLX convention: ids 9-15; Triton's are lower)
+        "named-barrier ops (PTX)": len(re.findall(r"bar\.(?:sync|arrive)\s+(?:9|1[0-5]), \d+;", ptx)),
         "LDL/STL (SASS)": len(re.findall(r"\b(?:LDL|STL)\b", sass)),
         "accumulator layout": _acc_layout(art),
     }
@@ -58,7 +59,7 @@ def measured(report: Any) -> dict[str, Any]:
     for m in getattr(report, "measurements", None) or []:
         if m.get("kind") != "bench":
             continue
-        if m.get("timed") and m.get("timing"):
+        if m.get("status") == "ok" and m.get("timing"):
             t = m["timing"]
             out["tflops"] = t.get("tflops")
             out["median_us"] = (t.get("median_ms") or 0) * 1e3
@@ -72,7 +73,7 @@ def measured(report: Any) -> dict[str, Any]:
 
 
 def code_diff(old: Any, new: Any, context: int = 1, max_lines: int = 80) -> str:
-    """Unified diff of two kernels' sources (``@triton.jit`` / ``@tlx.jit`` functions)."""
+    """Unified diff of two kernels' sources (``@triton.jit`` / ``@gluon.jit`` functions)."""
 
     def src(k: Any) -> list[str]:
         fn = getattr(k, "fn", k)
@@ -99,7 +100,7 @@ def verify(out: Any, a: Any, b: Any) -> str:
 
 
 GPU_NOTE = (
-    "On a GPU this cell also shows: the median time and TFLOP/s (workbench.profile, L2 flushed), the "
+    "On a GPU this cell also shows: the median time and TFLOP/s (workbench.measure, L2 flushed), the "
     "point on the H100/H200 roofline, the ratio to cuBLAS, and (with --timeline) each role's lane over "
     "time: producer TMA issue, consumer wgmma and epilogue, and the waits between them."
 )
