@@ -150,7 +150,7 @@ def make_report(**kw) -> Report:
 def test_schema_is_valid_json_schema():
     schema = load_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
-    assert schema["properties"]["schema_version"]["const"] == SCHEMA_VERSION == "1.0"
+    assert schema["properties"]["schema_version"]["const"] == SCHEMA_VERSION == "2.0"
 
 
 def test_report_validates_and_round_trips():
@@ -163,9 +163,44 @@ def test_report_validates_and_round_trips():
     assert d["cell"]["kernel_first_line"] == 2 and d["kernel"]["source"]["in_cell"]
     assert [s["name"] for s in d["stages"]] == ["ttgir", "ptx", "sass"]
     assert [s["language"] for s in d["stages"]] == ["mlir", "ptx", "sass"]
+    assert [s["line_count"] for s in d["stages"]] == [len(t.splitlines()) for t in (TTGIR, PTX, SASS)]
     assert d["stages"][1]["line_map"] == {"4": [7], "7": [8]}
     assert d["view"] == {"stages_first": ["ptx"], "selected_stage": "ptx"}
     assert r.stage("ptx") == PTX and r.line_map("ptx") == {4: [7], 7: [8]}
+    assert again.stage("ptx") == PTX
+
+
+def test_large_texts_are_stored_once_compressed():
+    big = "\n".join(f"\tmov.u32 \t%r{i}, {i};" for i in range(5000))
+    r = make_report(key="big", ptx=big)
+    d = r.to_dict()
+    validate(d)
+    ptx = next(s for s in d["stages"] if s["name"] == "ptx")
+    assert "text" not in ptx and ptx["line_count"] == 5000
+    assert len(ptx["text_gz"]) < len(big) / 3
+    small = next(s for s in d["stages"] if s["name"] == "sass")
+    assert small["text"] == SASS and "text_gz" not in small
+    assert Report.from_dict(d).stage("ptx") == big
+    assert json.dumps(d).count("mov.u32") == 0  # the text is not also in the JSON in the clear
+    # the previous run's stage diffs too
+    a, b = make_report(key="a", ptx=big), make_report(key="b", ptx=big.replace("mov.u32", "mov.b32"))
+    b.previous = diff_reports(a, b)
+    d = b.to_dict()
+    validate(d)
+    sd = next(s for s in d["previous"]["stages"] if s["name"] == "ptx")
+    assert "diff_gz" in sd and "diff" not in sd
+    assert Report.from_dict(d).previous["stages"][1]["diff"] == b.previous["stages"][1]["diff"]
+    assert diff_reports(d, b)["stages"][1]["status"] == "same"  # a JSON-form Report diffs like a Report
+
+
+def test_a_schema_1_report_still_loads():
+    d = make_report().to_dict()
+    d["schema_version"] = "1.0"
+    for s in d["stages"]:
+        s.pop("line_count")
+    r = Report.from_dict(d)
+    assert r.stage("ptx") == PTX
+    validate(r.to_dict())
 
 
 def test_invalid_report_is_rejected():
@@ -182,7 +217,7 @@ def test_invalid_report_is_rejected():
 def test_nan_and_inf_become_null():
     r = make_report()
     r.runs[0]["checks"][0]["max_abs_err"] = float("inf")
-    r.measurements.append({"kind": "bench", "median_ms": float("nan")})
+    r.measurements.append({"kind": "bench", "status": "ok", "reason": None, "ratio": float("nan")})
     d = r.to_dict()
     validate(d)
     assert d["runs"][0]["checks"][0]["max_abs_err"] is None
@@ -236,18 +271,39 @@ def test_html_is_self_contained_escaped_and_linked():
     # highlighted: pygments classes on the MLIR op and the PTX register
     assert '<span class="nb">tt.load</span>' in h
     assert '<span class="nv">%r1</span>' in h
-    # layouts and diagnostics are shown
+    # layouts, diagnostics and the skipped check (with its reason) are shown
     assert "BlockedLayout([4], [32], [4], [0])" in h and "a warning" in h
+    assert "nothing ran" in h
+    # left-aligned code whatever the host's table style (nbconvert right-aligns td)
+    assert ".tlxr *{text-align:left}" in h and "table.code td{padding:0 6px;vertical-align:top;white-space:pre;" \
+        "text-align:left" in h
 
 
-def test_html_caps_huge_stages():
+def test_html_shows_the_head_of_each_stage_and_where_the_rest_is():
     from workbench.report import html as html_mod
 
-    big = "\n".join(f"\tmov.u32 %r{i}, {i};" for i in range(html_mod.MAX_STAGE_LINES + 50))
+    big = "\n".join(f"\tmov.u32 %r{i}, {i};" for i in range(5000))
     r = make_report(key="big", ptx=big)
     h = r.to_html()
-    assert "50 more lines" in h
+    assert f"{5000 - html_mod.STAGE_HEAD} more lines" in h
+    assert "%r39" in h and "%r41," not in h
+    assert "report.stage(NAME)" in h and "application/vnd.tlx-workbench.report+json" in h
+    assert len(h) < 60_000
     assert r.stage("ptx") == big  # the Report keeps everything
+
+
+def test_text_and_html_show_findings_measurements_and_why_skipped():
+    r = make_report()
+    r.findings = [{"rule": "wait-never-completes", "severity": "error", "line": 7, "message": "nothing arrives",
+                   "related": [{"line": 5, "message": "the barrier"}], "hint": "arrive on it"}]
+    r.measurements = [{"kind": "bench", "status": "skipped", "reason": "no GPU here", "timing": None}]
+    r.timeline = {"kind": "timeline", "status": "error", "reason": "Proton failed"}
+    validate(r.to_dict())
+    text, h = r.summary(), r.to_html()
+    assert "bench: skipped, because no GPU here" in text and "bench: skipped, because no GPU here" in h
+    assert "timeline: error, because Proton failed" in text
+    assert "[wait-never-completes] line 7: nothing arrives" in text
+    assert "wait-never-completes" in h and "the barrier" in h and "hint: arrive on it" in h
 
 
 def test_diff_reports():
@@ -261,7 +317,7 @@ def test_diff_reports():
     assert st["ttgir"]["status"] == "same"
     b.previous = p
     validate(b.to_dict())
-    assert "Diff against the previous run" in b.to_html()
+    assert "Diff against run" in b.to_html() and "1 stage(s) changed" in b.to_html()
     assert "registers 16->20" in b.summary()
     assert b.diff(a) == p
 

@@ -6,8 +6,10 @@ import difflib
 from typing import Any
 
 from workbench.analyse.diff import diff as stage_diff
+from workbench.report.packing import unpack_stage
 
 MAX_DIFF_LINES = 400
+MAX_DIFF_CHARS = 100_000  # LLVM IR lines run to kilobytes: cap the text too
 _MD_FIELDS = (
     "num_warps",
     "num_stages",
@@ -34,15 +36,21 @@ def _udiff(a: str, b: str, name: str, limit: int = MAX_DIFF_LINES) -> tuple[str,
         d = stage_diff(a, b, name, context=2)
         lines = d.unified.replace("a:", "previous/", 1).replace("b:", "this run/", 1).splitlines()
         added, removed = d.added, d.removed
-    truncated = len(lines) > limit
+    kept, size = [], 0
+    for ln in lines[:limit]:
+        size += len(ln) + 1
+        if size > MAX_DIFF_CHARS:
+            break
+        kept.append(ln)
+    truncated = len(kept) < len(lines)
     if truncated:
-        lines = lines[:limit] + [f"... ({len(lines) - limit} more diff lines)"]
-    return "\n".join(lines), added, removed, truncated
+        kept.append(f"... ({len(lines) - len(kept)} more diff lines)")
+    return "\n".join(kept), added, removed, truncated
 
 
 def _as_dict(r: Any) -> dict[str, Any]:
-    if isinstance(r, dict):
-        return r
+    if isinstance(r, dict):  # a Report's JSON form: its stage texts may be packed
+        return {**r, "stages": [unpack_stage(s) for s in r.get("stages", [])]}
     return {k: getattr(r, k, None) for k in ("id", "created", "kernel", "stages", "metadata", "measurements")}
 
 

@@ -1,8 +1,9 @@
 """Syntax highlighting for the HTML fallback: Python, MLIR, LLVM IR, PTX and SASS.
 
-Pygments ships Python and LLVM lexers; MLIR (Triton's TTIR/TTGIR), PTX and SASS get small
-RegexLexers here. ``highlight_lines`` returns one HTML fragment per source line (spans never
-cross a line), so each line can carry its own anchor.
+Pygments ships Python, LLVM and PTX lexers (PTX with three extra rules for what its lexer marks as
+errors: guard predicates ``@%p``, ``|`` and ``:``); MLIR (Triton's TTIR/TTGIR) and NVIDIA SASS get
+small RegexLexers here (Pygments' "Sass" is the CSS language). ``highlight_lines`` returns one HTML
+fragment per source line (spans never cross a line), so each line can carry its own anchor.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ import functools
 import html
 import re
 
-from pygments.lexer import RegexLexer, bygroups, words
+from pygments.lexer import RegexLexer, bygroups, inherit, words
+from pygments.lexers.ptx import PtxLexer as _PygmentsPtxLexer
 from pygments.token import (
     STANDARD_TYPES,
     Comment,
+    Error,
     Keyword,
     Name,
     Number,
@@ -90,32 +93,14 @@ class MlirLexer(RegexLexer):
     }
 
 
-class PtxLexer(RegexLexer):
-    """NVIDIA PTX."""
-
-    name = "PTX"
-    aliases = ["ptx"]
-    filenames = ["*.ptx"]
+class PtxLexer(_PygmentsPtxLexer):
+    """Pygments' PTX lexer, with guard predicates, ``|`` and ``:`` (which it marks as errors) as operators."""
 
     tokens = {
         "root": [
-            (r"\s+", Whitespace),
-            (r"//.*?$", Comment.Single),
-            (r"/\*.*?\*/", Comment.Multiline),
-            (r'"(\\\\|\\"|[^"])*"', String),
-            (r"^([$\w.]+)(:)", bygroups(Name.Label, Punctuation)),
-            (r"@!?%[\w]+", Name.Builtin),
-            (r"%[\w.$]+", Name.Variable),
-            (r"\.[A-Za-z_][\w]*", Keyword),
-            (r"\b[a-z][a-z0-9_]*(?:\.[\w]+)*(?=\s|;)", Name.Function),
-            (r"0[fFdD][0-9a-fA-F]{8,16}", Number.Hex),
-            (r"-?0[xX][0-9a-fA-F]+", Number.Hex),
-            (r"-?\d+\.\d*(?:[eE][+-]?\d+)?", Number.Float),
-            (r"-?\d+", Number.Integer),
-            (r"[$\w]+", Name),
-            (r"[+\-*/=!<>|&^~]", Operator),
-            (r"[()\[\]{},;:]", Punctuation),
-            (r".", Text),
+            (r"@!?(?=%)", Operator),
+            inherit,
+            (r"[|:]", Operator),
         ]
     }
 
@@ -197,7 +182,8 @@ _SKIP = ("", "w")
 
 
 def highlight_lines(text: str, language: str) -> list[str]:
-    """HTML (escaped, with pygments short class names) for each line of ``text``."""
+    """HTML (escaped, with pygments short class names) for each line of ``text``. What a lexer cannot
+    place (an error token) is shown plain, never with the error style's red box."""
     raw_lines = text.split("\n")
     if text.endswith("\n"):
         raw_lines.pop()
@@ -207,7 +193,7 @@ def highlight_lines(text: str, language: str) -> list[str]:
     out: list[str] = []
     cur: list[str] = []
     for ttype, value in lexer.get_tokens(text):
-        cls = _css_class(ttype)
+        cls = "" if ttype in Error else _css_class(ttype)
         parts = value.split("\n")
         for i, part in enumerate(parts):
             if i:

@@ -1,8 +1,8 @@
 """The Report: one JSON-serialisable record per kernel per ``%%tlx`` cell run.
 
 Its JSON form is described by ``workbench/report/schema.json`` (the contract with the
-JupyterLab extension). ``_repr_mimebundle_`` gives the extension's MIME type, a self-contained
-HTML fallback and a short text summary.
+JupyterLab extension). ``_repr_mimebundle_`` gives the extension's MIME type (stages stored once,
+gzip+base64: packing.py), a compact self-contained HTML fallback and a short text summary.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from workbench.report.highlight import language_of_stage
+from workbench.report.packing import pack_stage, pack_stage_diff, unpack_stage, unpack_stage_diff
 
 __all__ = ["MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 MIME_TYPE = "application/vnd.tlx-workbench.report+json"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
@@ -339,15 +340,28 @@ class Report:
     )
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable({k: getattr(self, k) for k in self._FIELDS})
+        """The JSON form (schema.json): large stage texts and stage diffs gzip+base64 (packing.py)."""
+        d = {k: getattr(self, k) for k in self._FIELDS}
+        d["stages"] = [pack_stage(s) for s in self.stages]
+        if isinstance(self.previous, dict) and isinstance(self.previous.get("stages"), list):
+            d["previous"] = {**self.previous, "stages": [pack_stage_diff(s) for s in self.previous["stages"]]}
+        return jsonable(d)
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:
+        """A Report from its JSON form (this schema version or 1.0, whose texts are plain)."""
         data = copy.deepcopy(data)
         kwargs = {k: data[k] for k in cls._FIELDS if k in data}
+        kwargs["stages"] = [unpack_stage(s) for s in kwargs.get("stages", [])]
+        for s in kwargs["stages"]:
+            s.pop("line_count", None)
+        prev = kwargs.get("previous")
+        if isinstance(prev, dict) and isinstance(prev.get("stages"), list):
+            kwargs["previous"] = {**prev, "stages": [unpack_stage_diff(s) for s in prev["stages"]]}
+        kwargs["schema_version"] = SCHEMA_VERSION
         return cls(**kwargs)
 
     @classmethod
@@ -383,13 +397,6 @@ class Report:
         return f"<Report {self.name} {self.kernel.get('target')} {self.id[:8]}>"
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
-        bundle: dict[str, Any] = {
-            MIME_TYPE: self.to_dict(),
-            "text/html": self.to_html(),
-            "text/plain": self.summary(),
-        }
-        if include:
-            bundle = {k: v for k, v in bundle.items() if k in include}
-        if exclude:
-            bundle = {k: v for k, v in bundle.items() if k not in exclude}
-        return bundle
+        makers = {MIME_TYPE: self.to_dict, "text/html": self.to_html, "text/plain": self.summary}
+        wanted = [k for k in makers if (not include or k in include) and (not exclude or k not in exclude)]
+        return {k: makers[k]() for k in wanted}

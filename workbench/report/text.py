@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.report.summaries import check_line, finding_line, measurement_line, provenance, run_line
+
+__all__ = ["check_line", "run_line", "summary"]
+
 
 def _fmt_bytes(n: Any) -> str:
     if not isinstance(n, int):
@@ -13,21 +17,7 @@ def _fmt_bytes(n: Any) -> str:
     return f"{n} B"
 
 
-def run_line(run: dict[str, Any]) -> str:
-    grid = run.get("grid")
-    g = f" grid={tuple(grid)}" if grid else ""
-    if run.get("mode") == "gpu" and run.get("ran"):
-        return f"ran on {run.get('device') or 'GPU'}{g}"
-    if run.get("mode") == "interpreter" and run.get("ran"):
-        return f"ran in Triton's CPU interpreter{g} ({run.get('reason') or 'no GPU'})"
-    return f"not run{g}: {run.get('reason') or 'compiled only'}"
-
-
-def check_line(c: dict[str, Any]) -> str:
-    return f"check {c['expr']}: {c['status']}" + (f" ({c['message']})" if c.get("message") else "")
-
-
-def summary(report: Any) -> str:
+def _head(report: Any) -> str:
     k = report.kernel
     md = report.metadata or {}
     bits = [str(k.get("name")), str(k.get("kind")), str(k.get("target"))]
@@ -40,38 +30,52 @@ def summary(report: Any) -> str:
         bits.append(f"{md['registers']} regs")
     if md.get("spills") is not None:
         bits.append(f"{md['spills']} B spilled")
+    tasks = md.get("tasks") or []
+    if tasks:
+        bits.append("tasks " + ", ".join(f"{t.get('num_warps')}w/{t.get('registers') or '?'}r" for t in tasks))
     bits.append("cache hit" if k.get("cache_hit") else "compiled")
-    lines = [" · ".join(bits)]
-    lines.append("stages: " + ", ".join(f"{s['name']} ({s['text'].count(chr(10)) + 1} lines)" for s in report.stages))
+    return " · ".join(bits)
+
+
+def _measured(report: Any) -> list[str]:
+    lines = []
+    items = list(report.measurements) + ([report.timeline] if report.timeline else [])
+    for m in items:
+        line = measurement_line(m)
+        where = provenance(m) if m.get("status", "ok") == "ok" else ""
+        lines.append(line + (f"\n  ({where})" if where else ""))
+    return lines
+
+
+def _previous(report: Any) -> str:
+    p = report.previous
+    changed = [s["name"] for s in p["stages"] if s["status"] != "same"]
+    md_changes = ", ".join(f"{m['field']} {m['before']}->{m['after']}" for m in p["metadata"])
+    if p["same_key"] and not changed:
+        return "diff vs previous run: no change"
+    return f"diff vs previous run: stages changed: {', '.join(changed) or 'none'}" + (
+        f"; {md_changes}" if md_changes else ""
+    )
+
+
+def summary(report: Any) -> str:
+    k = report.kernel
+    lines = [_head(report)]
+    lines.append("stages: " + ", ".join(f"{s['name']} ({len(s['text'].splitlines())} lines)" for s in report.stages))
     runs = report.runs
     if runs:
         extra = f" (+{k.get('launches', len(runs)) - 1} more launches)" if k.get("launches", 0) > 1 else ""
         lines.append("run: " + run_line(runs[-1]) + extra)
     else:
         lines.append("run: none (compiled with workbench.compile)")
-    for c in report.checks:
-        lines.append(check_line(c))
-    for m in report.measurements:
-        status = m.get("status", "ok")
-        lines.append(f"{m.get('kind')}: {status}" + (f" ({m['reason']})" if m.get("reason") else ""))
-    if report.timeline:
-        t = report.timeline
-        lines.append(f"timeline: {t.get('status', 'ok')}" + (f" ({t['reason']})" if t.get("reason") else ""))
+    lines += [check_line(c) for c in report.checks]
+    lines += [finding_line(f) for f in report.findings]
+    lines += _measured(report)
     for d in report.diagnostics:
         if d.get("source") == "run":
             continue  # the run line says it
         where = f"line {d['line']}: " if d.get("line") else ""
         lines.append(f"{d['severity']}: {where}{d['message']}")
     if report.previous:
-        p = report.previous
-        changed = [s["name"] for s in p["stages"] if s["status"] != "same"]
-        md_changes = ", ".join(f"{m['field']} {m['before']}->{m['after']}" for m in p["metadata"])
-        lines.append(
-            "diff vs previous run: "
-            + (
-                "no change"
-                if p["same_key"] and not changed
-                else f"stages changed: {', '.join(changed) or 'none'}" + (f"; {md_changes}" if md_changes else "")
-            )
-        )
+        lines.append(_previous(report))
     return "\n".join(lines)
