@@ -229,7 +229,7 @@ class TlxMagics(Magics):
                 r.runs.append(sections.compile_only_run(e))
             r.runs[-1]["checks"] = checks
         if primary and args.bench:
-            r.measurements.append(sections.bench(e, args, self.shell.user_ns, device))
+            r.measurements.extend(sections.bench(e, args, self.shell.user_ns, device))
         if primary and args.timeline:
             r.timeline = sections.timeline(e, device)
         note = sections.not_ran(e, r.kernel["kind"], args.compile_only)

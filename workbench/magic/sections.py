@@ -51,8 +51,10 @@ def _base(kind: str, by: str, device: Any) -> dict[str, Any]:
     return {"kind": kind, "measured_by": by, "device": device.name, "when": _now()}
 
 
-def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> dict[str, Any]:
-    """``--bench``: the kernel re-launched under ``workbench.measure`` (and the ``--bench-ref`` expression)."""
+def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> list[dict[str, Any]]:
+    """``--bench``: the kernel re-launched under ``workbench.measure`` (and the ``--bench-ref`` expression).
+    The Report's payloads from ``workbench.measure.report_items``: a ``bench`` item (the timing, or why
+    there is none) and, with FLOP/byte counts, a ``roofline`` item (static when not timed)."""
     base = _base("bench", "workbench.measure", device)
     prof = importlib.import_module("workbench.measure")
 
@@ -72,15 +74,12 @@ def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> dict[s
         section = prof.bench_section(entry.relaunch or nothing, reference=ref, kernel=entry.kernel,
                                      grid=entry.grid or (1, 1, 1), args=entry.bound, name=entry.name, **kw)
     except Exception as ex:
-        return {**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
-    if section.get("timed"):
-        status = "ok"
-    else:
-        status = "error" if section.get("errors") and not section.get("message") else "skipped"
-    reason = section.get("message")
-    if status == "skipped" and not reason:
-        reason = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
-    return {**base, **section, "kind": "bench", "status": status, "reason": reason}
+        return [{**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}]
+    items = prof.report_items(section)
+    if items[0]["status"] == "skipped" and not items[0]["reason"]:
+        why = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
+        items[0]["reason"] = why
+    return items
 
 
 def timeline(entry: Captured, device: Any) -> dict[str, Any]:
