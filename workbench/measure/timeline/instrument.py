@@ -1,6 +1,7 @@
-"""Proton instrumentation sessions: on a GPU (``session``) and for compile-only timeline builds (``instrumentation``).
+"""Proton instrumentation sessions: on a GPU (``session``) and for compile-only timeline builds (``instrumentation``,
+``compile_instrumented``).
 
-Facts of Triton 3.6's Proton this relies on (read from ``triton/profiler`` and libproton):
+Facts of Triton 3.8's Proton this relies on (read from ``triton/profiler`` and libproton):
 
 - scopes (``pl.scope`` / ``proton.record``) are emitted only while ``flags.instrumentation_on`` is set, and
   ``triton.knobs.compilation.instrumentation_mode`` goes into the compile options, so an instrumented
@@ -10,7 +11,9 @@ Facts of Triton 3.6's Proton this relies on (read from ``triton/profiler`` and l
   (``sampling_strategy="selective"``, ``sampling_options="0,4,8"``: one warp per warpgroup);
 - each CTA's buffer is circular: when it overflows, the *first* events of a warp are overwritten and
   libproton prints ``Warning (ctaN, warpW): first K events are dropped due to insufficient buffer
-  size (max/count)`` to stderr.
+  size (max/count)`` to stderr; every record takes 8 bytes (a scope instance: 16);
+- the mode's default buffer is *shared* memory; TLX kernels use nearly all of it (the library's
+  cooperative GEMM: 229,560 of 232,448 bytes), so the timeline uses a *global* buffer.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: what Proton 3.6 gives each recorded warp of a global buffer by default (seen: scratch 16 KiB x warps + 128)
+#: what Proton 3.8 gives each recorded warp of a global buffer by default (seen: scratch 16 KiB x warps + 128)
 DEFAULT_SEGMENT_BYTES = 16384
 #: Hopper's shared memory per CTA (what Proton's shared-buffer sizing is given on a CPU compile).
 SM90_MAX_SHARED = 232448
@@ -88,7 +91,7 @@ def instrumentation(spec: ModeSpec | None = None, max_shared_mem: int = SM90_MAX
 
     Yields the ``instrumentation_mode`` string; pass it to ``triton.compile`` options (or the
     kernel's ``compile_for`` keyword ``instrumentation_mode=``) so the cache key differs.
-    What ``InstrumentationHook.activate`` does, minus its device queries.
+    What Proton 3.8's ``InstrumentationHook.activate`` does, minus its device queries and allocator.
     """
     import triton
     from triton._C.libtriton import passes as triton_passes
@@ -123,7 +126,6 @@ def instrumentation(spec: ModeSpec | None = None, max_shared_mem: int = SM90_MAX
         triton_proton.add_allocate_proton_shared_memory(pm_)
 
     def to_llvm(pm_: Any) -> None:
-        triton_proton.add_allocate_proton_global_scratch_buffer(pm_)
         triton_proton.add_convert_proton_nvidia_gpu_to_llvm(pm_)
 
     compiler = backends["nvidia"].compiler
@@ -135,6 +137,33 @@ def instrumentation(spec: ModeSpec | None = None, max_shared_mem: int = SM90_MAX
         yield str(m)
     finally:
         compiler.instrumentation, flags.instrumentation_on, triton.knobs.compilation.instrumentation_mode = saved
+
+
+def compile_instrumented(kernel: Any, *args: Any, target: str = "sm_90", level: str = "fine",
+                         spec: ModeSpec | None = None, task_names: list[str | None] | None = None,
+                         **options: Any) -> tuple[Any, Any]:
+    """Compile the timeline build of ``kernel`` for ``target`` with no GPU: ``(CompiledKernel, Plan)``.
+
+    Arguments as for ``workbench.compile`` (CPU tensors, TensorDescriptors, constexprs and options;
+    an autotuned kernel uses its first config). Goes straight to ``triton.compile`` (Triton's cache,
+    keyed apart from the plain build), never into the workbench's Artifact cache.
+    """
+    import triton
+    from triton.compiler import ASTSource, make_backend
+
+    from workbench.compile.binding import bind
+    from workbench.compile.targets import parse_target
+    from workbench.compile.tuners import unwrap
+    from workbench.measure.timeline.hook import scoped
+
+    gpu_target = parse_target(target)
+    fn, options, _ = unwrap(kernel, args, options)
+    with instrumentation(spec or ModeSpec()) as mode, scoped(level, task_names) as rec:
+        bound = bind(fn, make_backend(gpu_target), args, {**options, "instrumentation_mode": mode})
+        src = ASTSource(fn, bound.signature, bound.constexprs, bound.attrs)
+        compiled = triton.compile(src, target=gpu_target, options=bound.options.__dict__)
+    plan = rec.plans.get(compiled.metadata.name) or next(iter(rec.plans.values()), None)
+    return compiled, plan
 
 
 @contextlib.contextmanager

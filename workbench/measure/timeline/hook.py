@@ -1,0 +1,113 @@
+"""The scope insertion's mechanism: a TTGIR rewrite in Triton's stages hook, chained to uTLX's.
+
+Why a pass through the stages hook and not an AST rewrite of the kernel's source:
+
+- TLX kernels keep their roles' work in helper ``@triton.jit`` functions (the library's ``_produce``/
+  ``_consume``/``store_tile``, Meta's tutorials' helpers); after inlining, TTGIR holds every barrier
+  wait, TMA copy, wgmma issue and wait, and epilogue store of every role in one place. An AST
+  rewrite would have to copy and rewrite each callee, per replica;
+- each replica is its own ``partitionN`` region in TTGIR, so scopes get per-replica names
+  (``consumer.0`` / ``consumer.1``) without constexpr string tricks in the kernel language;
+- the records sit exactly around the hardware ops, after every TTGIR pass that could move them;
+- it instruments whatever is compiled while it is on, including launches made by someone else's
+  wrapper (an autotuner, a tutorial's ``attention()``), so the user never hands us a modified kernel.
+
+The instrumented build is a separate compile: the hook adds its own part to Triton's cache key (and
+Proton's ``instrumentation_mode`` is in the options), so the plain kernel, its stages and its line
+maps are untouched. The hook is on only inside :func:`scoped`, and it CHAINS: uTLX's hook (or
+whatever was installed) runs first and keeps its stages; on exit the previous hook is put back, or,
+if something wrapped ours in the meantime, ours turns into a pass-through. Proton's
+``enable_semantic("triton")`` is not needed: nothing is traced through Proton's language front end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.measure.timeline.scopes import Plan, instrument
+
+HOOK_VERSION = "workbench.measure.timeline scopes v1"
+_KERNEL = re.compile(r"tt\.func\s+public\s+@([\w$.]+)")
+
+
+@dataclass
+class ScopeRecorder:
+    """What the hook inserted, per kernel name (the last compile of each)."""
+
+    level: str = "fine"
+    task_names: list[str | None] | None = None
+    active: bool = True
+    plans: dict[str, Plan] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def key(self) -> str:
+        return f"{HOOK_VERSION} level={self.level} names={self.task_names}"
+
+    def rewrite(self, mod: Any) -> Any:
+        """The ``ttgir`` stage's module with scopes inserted (parsed back in the same MLIR context)."""
+        from triton._C.libtriton import ir
+
+        text = str(mod)
+        plan = instrument(text, self.level, self.task_names)
+        m = _KERNEL.search(text)
+        self.plans[m.group(1) if m else "?"] = plan
+        fd, path = tempfile.mkstemp(suffix=".ttgir", prefix="tlx-timeline-")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(plan.text)
+            new = ir.parse_mlir_module(path, mod.context)
+        finally:
+            os.unlink(path)
+        new.context = mod.context
+        return new
+
+
+def _combined_key(prev: Any, rec: ScopeRecorder) -> tuple[str, str]:
+    pkey, phash = prev() if prev is not None else ("", "")
+    ours = rec.key()
+    return pkey + "\n" + ours, hashlib.sha256((phash + ours).encode()).hexdigest()
+
+
+def _make_hook(prev: Any, rec: ScopeRecorder) -> Any:
+    def hook(self: Any = None, stages: Any = None, options: Any = None, language: Any = None,
+             capability: Any = None) -> tuple[str, str]:
+        if not rec.active:  # unhooked while wrapped by someone else: behave exactly like the previous hook
+            if prev is None:
+                return ("", "")
+            return prev(self, stages, options, language, capability) if stages is not None else prev()
+        if stages is None:
+            return _combined_key(prev, rec)
+        if prev is not None:
+            prev(self, stages, options, language, capability)
+        make = stages.get("ttgir")
+        if make is not None:
+            stages["ttgir"] = lambda src, metadata: rec.rewrite(make(src, metadata))
+        return _combined_key(prev, rec)
+
+    hook._workbench_timeline = rec  # type: ignore[attr-defined]
+    return hook
+
+
+@contextlib.contextmanager
+def scoped(level: str = "fine", task_names: list[str | None] | None = None) -> Iterator[ScopeRecorder]:
+    """Compiles inside get the timeline's Proton scopes (``level``: task, waits, fine)."""
+    from triton import knobs
+
+    prev = knobs.runtime.add_stages_inspection_hook
+    rec = ScopeRecorder(level=level, task_names=task_names)
+    hook = _make_hook(prev, rec)
+    knobs.runtime.add_stages_inspection_hook = hook
+    try:
+        yield rec
+    finally:
+        if knobs.runtime.add_stages_inspection_hook is hook:
+            knobs.runtime.add_stages_inspection_hook = prev
+        else:
+            rec.active = False
