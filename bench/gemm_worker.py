@@ -161,7 +161,7 @@ def meta_module(key: str):
 
 def meta_configs(key: str, M: int, N: int, K: int, limit: int) -> list:
     """Their autotune configs that uTLX can build (one CTA per cluster), pruned as their kernel prunes them,
-    128x256 / 256x128 tiles first (the 256x256 tiles need 256 accumulator registers per thread)."""
+    without 256x256 tiles (256 accumulator registers per thread), subtiled epilogues first."""
     mod = meta_module(key)
     kern = getattr(mod, META_FILES[key][1])
     cfgs = [c for c in kern.configs if c.kwargs.get("NUM_CTAS", 1) == 1]
@@ -169,8 +169,10 @@ def meta_configs(key: str, M: int, N: int, K: int, limit: int) -> list:
     if prune is not None:
         cfgs = prune(cfgs, {"M": M, "N": N, "K": K})
     cfgs = [c for c in cfgs if (c.kwargs.get("BM"), c.kwargs.get("BN")) != (256, 256)]
-    cfgs.sort(key=lambda c: (c.kwargs.get("BM", 128) * c.kwargs.get("BN", 256) != 128 * 256,
-                             -c.kwargs.get("NUM_STAGES", 0), not c.kwargs.get("EPILOGUE_SUBTILE", True)))
+    # the whole-tile epilogue of hopper_gemm_ws with a 4-stage ring needs 262 KB of shared memory: last
+    tiles = {(128, 256): 0, (256, 128): 1}
+    cfgs.sort(key=lambda c: (not c.kwargs.get("EPILOGUE_SUBTILE", True),
+                             tiles.get((c.kwargs.get("BM"), c.kwargs.get("BN")), 2), -c.kwargs.get("NUM_STAGES", 0)))
     return cfgs[:limit]
 
 
