@@ -1,4 +1,7 @@
-"""Shared pieces of the GEMM library: operand views for TMA, descriptors, the epilogue, configs, tuner, reference.
+"""Shared pieces of the GEMM library: shapes, operand views for TMA, descriptors, launch, reference and error.
+
+It also re-exports the device helpers (:mod:`.device`) and the configs and tuner (:mod:`.tuning`), so kernels
+and scripts use one name, ``common`` (``C``).
 
 Operands may be row-major (``x.stride(1) == 1``) or column-major (``x.stride(0) == 1``, i.e. the
 transpose of a row-major tensor). TMA reads the underlying row-major storage: for a column-major
@@ -14,15 +17,25 @@ Nothing here imports the workbench: the library stands on Triton, TLX (``triton-
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import triton
-import triton.language as tl
-import triton.language.extra.tlx as tlx
 from triton.tools.tensor_descriptor import TensorDescriptor
+
+from tlx_kernels.gemm.device import operand, store_tile, tile_coords
+from tlx_kernels.gemm.tuning import (
+    SMEM_LIMIT,
+    Tuner,
+    bench_ms,
+    check_config,
+    config_name,
+    feasible,
+    problem_key,
+    smem_bytes,
+    variants,
+)
 
 # Benchmark shapes (M, N, K); the quick set first.
 BENCH_SHAPES: list[tuple[int, int, int]] = [
@@ -39,7 +52,6 @@ QUICK_SHAPES: list[tuple[int, int, int]] = BENCH_SHAPES[:3]
 TEST_SHAPES: list[tuple[int, int, int]] = [(1000, 1500, 777), (4096, 4096, 4096)]
 
 H200_SMS = 132  # streaming multiprocessors of an H200 / H100 SXM (used when no GPU is present)
-SMEM_LIMIT = 232448  # dynamic shared memory per CTA on sm_90 (227 KiB)
 
 
 def num_sms(device: Any = None) -> int:
@@ -205,230 +217,6 @@ def launch(kernel, prepare, a, b, config, out):
 
 
 # ------------------------------------------------------------------------------------------------
-# device helpers
-# ------------------------------------------------------------------------------------------------
-
-
-@triton.jit
-def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
-    """(pid_m, pid_n) of a linear tile id, grouped GROUP_M tiles down M so neighbours share L2 lines."""
-    in_group = GROUP_M * num_pid_n
-    group = tile_id // in_group
-    first_m = group * GROUP_M
-    size_m = min(num_pid_m - first_m, GROUP_M)
-    pid_m = first_m + (tile_id % in_group) % size_m
-    pid_n = (tile_id % in_group) // size_m
-    return pid_m, pid_n
-
-
-@triton.jit
-def operand(buf, TRANSPOSED: tl.constexpr):
-    """A shared-memory tile as a wgmma operand: transposed in place (a view) if its storage is."""
-    if TRANSPOSED:
-        view = tlx.local_trans(buf)
-    else:
-        view = buf
-    return view
-
-
-@triton.jit
-def _halves(x):
-    """Left and right column halves of a 2-D register tile (a register renaming: no data moves)."""
-    R: tl.constexpr = x.shape[0]
-    W: tl.constexpr = x.shape[1] // 2
-    return tl.split(tl.permute(tl.reshape(x, [R, 2, W]), [0, 2, 1]))
-
-
-@triton.jit
-def _store_subtile(c_desc, buf, x, row, col, EPI_BUFS: tl.constexpr):
-    # the TMA store that last read `buf` was EPI_BUFS stores ago: wait until at most EPI_BUFS - 1 are pending
-    tlx.async_descriptor_store_wait(EPI_BUFS - 1)
-    tlx.local_store(buf, x.to(tlx.dtype_of(c_desc)))
-    tlx.fence_async_shared()
-    tlx.async_descriptor_store(c_desc, buf, [row, col])
-
-
-@triton.jit
-def store_tile(c_desc, c_bufs, first, acc, row, col, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr):
-    """TMA-store the fp32 tile ``acc`` at (row, col) as EPI_SPLIT column subtiles, converted to the output
-    dtype one subtile at a time, through the EPI_BUFS shared buffers ``c_bufs[first + i]`` in turn: each
-    subtile waits only for the store that last read its buffer, so stores overlap the next conversion.
-    EPI_SPLIT must be a multiple of EPI_BUFS (the turn order then repeats from tile to tile)."""
-    W: tl.constexpr = acc.shape[1] // EPI_SPLIT
-    if EPI_SPLIT == 1:
-        _store_subtile(c_desc, c_bufs[first], acc, row, col, EPI_BUFS)
-    elif EPI_SPLIT == 2:
-        x0, x1 = _halves(acc)
-        _store_subtile(c_desc, c_bufs[first], x0, row, col, EPI_BUFS)
-        _store_subtile(c_desc, c_bufs[first + (1 % EPI_BUFS)], x1, row, col + W, EPI_BUFS)
-    else:
-        tl.static_assert(EPI_SPLIT == 4, "EPI_SPLIT must be 1, 2 or 4")
-        lo, hi = _halves(acc)
-        x0, x1 = _halves(lo)
-        x2, x3 = _halves(hi)
-        _store_subtile(c_desc, c_bufs[first], x0, row, col, EPI_BUFS)
-        _store_subtile(c_desc, c_bufs[first + (1 % EPI_BUFS)], x1, row, col + W, EPI_BUFS)
-        _store_subtile(c_desc, c_bufs[first + (2 % EPI_BUFS)], x2, row, col + 2 * W, EPI_BUFS)
-        _store_subtile(c_desc, c_bufs[first + (3 % EPI_BUFS)], x3, row, col + 3 * W, EPI_BUFS)
-
-
-# ------------------------------------------------------------------------------------------------
-# configs
-# ------------------------------------------------------------------------------------------------
-
-_SHORT = {
-    "NUM_STAGES": "s",
-    "num_stages": "ns",
-    "GROUP_M": "g",
-    "num_warps": "w",
-    "EPI_SPLIT": "e",
-    "EPI_BUFS": "b",
-    "CONSUMER_REGS": "r",
-    "WARP_BAR": "wb",
-    "WS": "ws",
-}
-_DEFAULTS = {"EPI_SPLIT": 1, "EPI_BUFS": 1, "WARP_BAR": False, "CONSUMER_REGS": 232}
-
-
-_ORDER = ("PERSISTENT", "WS", "NUM_STAGES", "num_stages", "GROUP_M", "EPI_SPLIT", "EPI_BUFS", "WARP_BAR",
-          "CONSUMER_REGS", "num_warps")
-
-
-def config_name(cfg: dict[str, Any]) -> str:
-    """A short name, the same for equal configs, e.g. ``128x256x64_s4_g8_e2_w4`` (default values left out)."""
-    parts = ["x".join(str(cfg[k]) for k in ("BM", "BN", "BK") if k in cfg)]
-    rest = sorted((k for k in cfg if k not in ("BM", "BN", "BK")), key=lambda k: (_ORDER + (k,)).index(k))
-    for k in rest:
-        v = cfg[k]
-        if _DEFAULTS.get(k, object()) == v or (k == "num_stages" and cfg.get("NUM_STAGES") == v):
-            continue
-        if k == "PERSISTENT":
-            parts.append("persistent" if v else "grid")
-        else:
-            parts.append(f"{_SHORT.get(k, k)}{int(v) if isinstance(v, bool) else v}")
-    return "_".join(p for p in parts if p)
-
-
-def smem_bytes(cfg: dict[str, Any], kind: str, elem: int = 2) -> int:
-    """Shared memory a config's buffers need (ring + epilogue buffers + barriers), for static checks.
-
-    ``kind``: "single-role" (one epilogue buffer set), "cooperative" (one per consumer, each half a
-    tile tall), "pingpong" (one per consumer, each a whole tile)."""
-    BM, BN, BK, S = cfg["BM"], cfg["BN"], cfg["BK"], cfg["NUM_STAGES"]
-    split, bufs = cfg.get("EPI_SPLIT", 1), cfg.get("EPI_BUFS", 1)
-    ring = S * (BM * BK + BK * BN) * elem
-    sub = BM * (BN // split) * elem
-    if kind == "single-role":
-        epi = sub * bufs
-    elif kind == "cooperative":
-        epi = 2 * (sub // 2) * bufs
-    elif kind == "pingpong":
-        epi = 2 * sub * bufs
-    else:
-        raise ValueError(f"unknown kind {kind!r}")
-    return ring + epi + 8 * 2 * S + 64
-
-
-def check_config(cfg: dict[str, Any], kind: str) -> None:
-    """Raise ValueError for a config that cannot work (before any compile)."""
-    split, bufs = cfg.get("EPI_SPLIT", 1), cfg.get("EPI_BUFS", 1)
-    if split not in (1, 2, 4) or bufs not in (1, 2) or split % bufs:
-        raise ValueError(f"{config_name(cfg)}: EPI_SPLIT in (1, 2, 4), EPI_BUFS in (1, 2), EPI_BUFS | EPI_SPLIT")
-    need = smem_bytes(cfg, kind)
-    if need > SMEM_LIMIT:
-        raise ValueError(f"{config_name(cfg)}: needs {need} B of shared memory, the limit is {SMEM_LIMIT}")
-
-
-def variants(base: dict[str, Any], **choices: Sequence[Any]) -> list[dict[str, Any]]:
-    """``base``, then ``base`` with one key changed to each of its listed values (one knob at a time)."""
-    out = [dict(base)]
-    for key, values in choices.items():
-        out.extend(dict(base, **{key: v}) for v in values if base.get(key, _DEFAULTS.get(key)) != v)
-    return out
-
-
-def feasible(configs: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    """``configs`` without duplicates (by name) and without those :func:`check_config` rejects, in order."""
-    seen, out = set(), []
-    for cfg in configs:
-        name = config_name(cfg)
-        try:
-            check_config(cfg, kind)
-        except ValueError:
-            continue
-        if name not in seen:
-            seen.add(name)
-            out.append(dict(cfg))
-    return out
-
-
-# ------------------------------------------------------------------------------------------------
-# tuning and timing
-# ------------------------------------------------------------------------------------------------
-
-
-def bench_ms(fn: Callable[[], Any], warmup_ms: int = 25, rep_ms: int = 100) -> float:
-    """Median ms of ``fn`` on the GPU with ``triton.testing.do_bench`` (L2 flushed before each run)."""
-    import triton.testing as tt
-
-    return float(tt.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
-
-
-def problem_key(a, b) -> tuple:
-    """What a tuned config is valid for: sizes, dtype, operand majorness."""
-    return (a.shape[0], b.shape[1], a.shape[1], str(a.dtype), a.stride(0) == 1, b.stride(0) == 1)
-
-
-@dataclass
-class Tuner:
-    """Pick the fastest config per problem key on the GPU (configs that fail are skipped, not fatal).
-
-    ``choose(key, configs, run)`` times ``run(cfg)`` for each config with :func:`bench_ms` and remembers
-    the winner; set ``TLX_KERNELS_NO_TUNE=1`` to always use the first config.
-    """
-
-    cache: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    timings: dict[Any, list[tuple[str, float]]] = field(default_factory=dict)
-    warmup_ms: int = 10
-    rep_ms: int = 40
-
-    def choose(self, key: Any, configs: Sequence[dict[str, Any]], run: Callable[[dict[str, Any]], Any]):
-        if key in self.cache:
-            return self.cache[key]
-        if len(configs) == 1 or os.environ.get("TLX_KERNELS_NO_TUNE"):
-            self.cache[key] = dict(configs[0])
-            return self.cache[key]
-        best, best_ms, rows, errors = None, math.inf, [], []
-        for cfg in configs:
-            try:
-                run(cfg)  # compile outside the timed region
-                ms = bench_ms(lambda cfg=cfg: run(cfg), warmup_ms=self.warmup_ms, rep_ms=self.rep_ms)
-            except Exception as e:  # a config that does not compile or launch is skipped
-                errors.append(f"{config_name(cfg)}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-                continue
-            rows.append((config_name(cfg), ms))
-            if ms < best_ms:
-                best, best_ms = cfg, ms
-        if best is None:
-            raise RuntimeError("no config ran: " + "; ".join(errors))
-        self.timings[key] = rows
-        self.cache[key] = dict(best)
-        return self.cache[key]
-
-
-def tuned_matmul(launch, configs, tuner: Tuner, a, b, config=None, out=None):
-    """``launch(a, b, config, out)`` with ``config``, or with the config ``tuner`` picks from ``configs``
-    for this problem (tuned once per size, dtype and operand majorness, into a scratch output)."""
-    if config is None:
-        key = problem_key(a, b)
-        config = tuner.cache.get(key)
-        if config is None:
-            scratch = empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
-            config = tuner.choose(key, configs, lambda cfg: launch(a, b, cfg, out=scratch))
-    return launch(a, b, config, out)
-
-
-# ------------------------------------------------------------------------------------------------
 # reference and error
 # ------------------------------------------------------------------------------------------------
 
@@ -461,8 +249,6 @@ __all__ = [
     "QUICK_SHAPES",
     "SMEM_LIMIT",
     "TEST_SHAPES",
-    "Operands",
-    "Tuner",
     "ab_descriptors",
     "bench_ms",
     "check_config",
@@ -470,19 +256,22 @@ __all__ = [
     "config_name",
     "descriptor",
     "empty_out",
+    "empty_product",
     "feasible",
     "gemm_flops",
+    "launch",
     "num_sms",
+    "operand",
+    "Operands",
     "operands",
     "persistent_grid",
     "problem_key",
     "reference",
-    "empty_product",
-    "launch",
     "rel_err",
     "smem_bytes",
     "store_tile",
     "tile_coords",
     "tma_operand",
+    "Tuner",
     "variants",
 ]
