@@ -169,10 +169,36 @@ def config_name(cfg: dict[str, Any]) -> str:
     return "_".join(f"{short.get(k, k)}{int(v) if isinstance(v, bool) else v}" for k, v in cfg.items())
 
 
+SMEM_LIMIT = 232448  # bytes of shared memory one CTA may use on sm_90
+
+
 def smem_bytes(cfg: dict[str, Any], D: int, elem: int = 2) -> int:
-    """Shared memory of a TLX config's buffers: Q per group, the K and V rings, one output staging tile per group."""
+    """Shared memory of a TLX config: Q per group, the K and V rings, one output staging tile per group
+    (Triton's TMA store), barriers."""
     G, BM, BN, NB = cfg.get("NUM_GROUPS", 1), cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("NUM_BUFFERS", 2)
-    return (2 * G * BM * D + 2 * NB * BN * D) * elem + 8 * (2 * G + 4 * NB)
+    return (2 * G * BM * D + 2 * NB * BN * D) * elem + 8 * (2 * G + 4 * NB) + 64
+
+
+def consumer_registers(cfg: dict[str, Any], D: int) -> int:
+    """Registers per consumer thread for the big live tensors: O (fp32), S (fp32) and P (16-bit)."""
+    BM, BN = cfg["BLOCK_M"], cfg["BLOCK_N"]
+    return BM * D // 128 + BM * BN // 128 + BM * BN // 256
+
+
+def fits(cfg: dict[str, Any], D: int) -> bool:
+    """Whether a TLX config is worth compiling for head dim ``D``: shared memory under the limit, the register
+    budgets of all warpgroups within the register file, and ~70 registers to spare per consumer thread beyond
+    the big tensors (fewer spilled or serialised the wgmmas in compile-only checks)."""
+    if "NUM_GROUPS" not in cfg:  # the plain Triton baseline
+        return cfg["NUM_STAGES"] * 2 * cfg["BLOCK_N"] * D * 2 + cfg["BLOCK_M"] * D * 2 <= SMEM_LIMIT
+    G, regs = cfg["NUM_GROUPS"], cfg["CONSUMER_REGS"]
+    return (smem_bytes(cfg, D) <= SMEM_LIMIT and G * regs + 24 <= 512
+            and consumer_registers(cfg, D) <= regs - 70)
+
+
+def configs_for(configs: Sequence[dict[str, Any]], D: int) -> list[dict[str, Any]]:
+    """The configs of a list that :func:`fits` head dim ``D``, in order."""
+    return [dict(c) for c in configs if fits(c, D)]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -51,14 +51,16 @@ def _with_cubin(cubin: bytes, args: list[str]) -> str:
 
 
 def ptxas_warnings(ptx: str, arch: str = "sm_90a") -> list[str]:
-    """ptxas's own warnings for ``ptx`` (e.g. wgmma serialisation, which would undo the overlap)."""
+    """ptxas's warnings and "Potential Performance Loss" notes for ``ptx`` (e.g. wgmma serialisation, which
+    would undo every overlap)."""
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "k.ptx")
         with open(src, "w") as f:
             f.write(ptx)
         res = subprocess.run([_tool("ptxas"), "-v", f"--gpu-name={arch}", src, "-o", os.path.join(d, "k.o")],
                              capture_output=True, text=True, timeout=300)
-    return [ln for ln in (res.stderr + res.stdout).splitlines() if "warning" in ln.lower()]
+    lines = (res.stderr + res.stdout).splitlines()
+    return [ln for ln in lines if "warning" in ln.lower() or "Performance Loss" in ln]
 
 
 @dataclass

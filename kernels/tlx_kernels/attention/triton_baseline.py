@@ -13,9 +13,10 @@ from typing import Any
 
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
 from tlx_kernels.attention import common as C
 from tlx_kernels.attention import device as dev
-from triton.tools.tensor_descriptor import TensorDescriptor
 
 
 @triton.jit
@@ -85,8 +86,8 @@ def _desc3(t, rows: int, D: int) -> TensorDescriptor:
 def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
             out=None, lse=None, want_lse: bool = False) -> C.Launch:
     """The launch of one config (CPU tensors work: compile-only inspection)."""
-    cfg = dict(config or DEFAULT)
     p = C.problem(q, k, v, causal, sm_scale)
+    cfg = dict(config or C.configs_for(CONFIGS, p.D)[0])
     out, lse, store_lse = C.outputs(q, out, lse, want_lse)
     BM, BN = cfg.pop("BLOCK_M"), cfg.pop("BLOCK_N")
     args = (_desc3(q, BM, p.D), _desc3(k, BN, p.D), _desc3(v, BN, p.D), _desc3(out, BM, p.D), lse,
@@ -99,13 +100,13 @@ def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None,
 
 def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
            out=None, lse=None):
-    """One launch with ``config`` (default :data:`DEFAULT`); returns ``out``."""
+    """One launch with ``config`` (default: the first of :data:`CONFIGS` that fits the head dim); returns ``out``."""
     return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
 
 
 def attention(q, k, v, causal: bool = False, sm_scale: float | None = None):
-    """Tuned over :data:`CONFIGS` on first use per problem size."""
+    """Tuned over the :data:`CONFIGS` that fit the head dim, on first use per problem size."""
     p = C.problem(q, k, v, causal, sm_scale)
-    cands = [(C.config_name(c), c) for c in CONFIGS]
+    cands = [(C.config_name(c), c) for c in C.configs_for(CONFIGS, p.D)]
     cfg = _tuner.choose(p.key(), cands, lambda c: launch(q, k, v, causal, c, sm_scale))
     return launch(q, k, v, causal, cfg, sm_scale)

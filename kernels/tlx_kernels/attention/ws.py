@@ -22,6 +22,7 @@ from typing import Any
 import triton
 import triton.language as tl
 import triton.language.extra.tlx as tlx
+
 from tlx_kernels.attention import common as C
 from tlx_kernels.attention import device as dev
 
@@ -91,10 +92,10 @@ def ws_attention_kernel(desc_q, desc_k, desc_v, desc_o, o_ptr, lse_ptr, qk_scale
 
 # First = default. BLOCK_M is the rows of one consumer warpgroup; a CTA holds NUM_GROUPS * BLOCK_M rows.
 CONFIGS: list[dict[str, Any]] = [
-    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=232),
-    dict(BLOCK_M=64, BLOCK_N=64, NUM_GROUPS=2, NUM_BUFFERS=3, CONSUMER_REGS=232),
-    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=3, NUM_BUFFERS=2, CONSUMER_REGS=160),
-    dict(BLOCK_M=128, BLOCK_N=64, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240),
+    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240),
+    dict(BLOCK_M=64, BLOCK_N=64, NUM_GROUPS=2, NUM_BUFFERS=3, CONSUMER_REGS=240),
+    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=1, NUM_BUFFERS=2, CONSUMER_REGS=240),
+    dict(BLOCK_M=64, BLOCK_N=64, NUM_GROUPS=3, NUM_BUFFERS=3, CONSUMER_REGS=160),  # D64 only
 ]
 DEFAULT = CONFIGS[0]
 _tuner = C.Tuner()
@@ -103,8 +104,8 @@ _tuner = C.Tuner()
 def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
             out=None, lse=None, want_lse: bool = False) -> C.Launch:
     """The launch of one config (CPU tensors work: compile-only inspection)."""
-    cfg = dict(config or DEFAULT)
     p = C.problem(q, k, v, causal, sm_scale)
+    cfg = dict(config or C.configs_for(CONFIGS, p.D)[0])
     out, lse, store_lse = C.outputs(q, out, lse, want_lse)
     args, kw = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], store_lse)
     grid = (triton.cdiv(p.S_q, cfg["NUM_GROUPS"] * cfg["BLOCK_M"]), p.BH)
@@ -113,13 +114,13 @@ def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None,
 
 def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
            out=None, lse=None):
-    """One launch with ``config`` (default :data:`DEFAULT`); returns ``out``."""
+    """One launch with ``config`` (default: the first of :data:`CONFIGS` that fits the head dim); returns ``out``."""
     return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
 
 
 def attention(q, k, v, causal: bool = False, sm_scale: float | None = None):
-    """Tuned over :data:`CONFIGS` on first use per problem size."""
+    """Tuned over the :data:`CONFIGS` that fit the head dim, on first use per problem size."""
     p = C.problem(q, k, v, causal, sm_scale)
-    cands = [(C.config_name(c), c) for c in CONFIGS]
+    cands = [(C.config_name(c), c) for c in C.configs_for(CONFIGS, p.D)]
     cfg = _tuner.choose(p.key(), cands, lambda c: launch(q, k, v, causal, c, sm_scale))
     return launch(q, k, v, causal, cfg, sm_scale)

@@ -1,0 +1,152 @@
+"""(e) Persistent ping-pong: one CTA per SM walks a static tile schedule; roles and turns as in step (d).
+
+The grid is ``min(#SMs, #tiles)``. A tile is ``NUM_GROUPS * BLOCK_M`` query rows of one head. CTA ``pid``
+takes in round ``r`` tile ``r * P + pid`` (``P`` = grid size), or ``r * P + P - 1 - pid`` in odd rounds when
+``SNAKE`` is set: with the tiles sorted longest first (causal), a CTA that got one of the longest tiles in
+one round gets one of the shortest in the next, which balances the work without an atomic tile counter.
+Tiles are numbered head group by head group (``GROUP_HEADS`` heads; within a group, the query tile index
+descends and the heads alternate), so the CTAs working at the same time share the K and V of a few heads
+in L2.
+
+What persistence buys over step (d): the producer loads the next tile's K and V (and, once the consumer
+has released it, its Q) while the consumers finish the current one, and the epilogue of one tile overlaps
+the start of the next. Each consumer releases its Q buffer (``q_empty``) right after its last ``Q K^T`` of
+a tile, so the next Q lands while it finishes its last PV product and stores its output. The K/V ring
+position keeps counting across tiles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton
+import triton.language as tl
+import triton.language.extra.tlx as tlx
+
+from tlx_kernels.attention import common as C
+from tlx_kernels.attention import device as dev
+from tlx_kernels.attention.ws_pingpong import consume_tile, produce_tile
+
+
+@triton.jit
+def tile_of(r, pid, nprog, num_m, BH, SNAKE: tl.constexpr, GROUP_HEADS: tl.constexpr):
+    """(tile index, query tile m, head bh) of CTA ``pid``'s round ``r``; tile index >= #tiles means none."""
+    if SNAKE and (r % 2 == 1):
+        t = r * nprog + nprog - 1 - pid
+    else:
+        t = r * nprog + pid
+    group_tiles = GROUP_HEADS * num_m
+    grp = t // group_tiles
+    heads_here = tl.minimum(GROUP_HEADS, BH - grp * GROUP_HEADS)
+    t_in = t - grp * group_tiles
+    m = num_m - 1 - t_in // heads_here
+    bh = grp * GROUP_HEADS + t_in % heads_here
+    return t, m, bh
+
+
+@triton.jit
+def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, o_ptr, lse_ptr, qk_scale, S_q, S_kv, BH,
+                                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr,
+                                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
+                                   NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr,
+                                   PV_IN_TURN: tl.constexpr, GROUP_HEADS: tl.constexpr, SNAKE: tl.constexpr):
+    dtype: tl.constexpr = tlx.dtype_of(desc_q)
+    TILE_M: tl.constexpr = NUM_GROUPS * BLOCK_M
+    q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
+    k_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
+    v_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
+    q_full = tlx.alloc_barriers(NUM_GROUPS, arrive_count=1)
+    q_empty = tlx.alloc_barriers(NUM_GROUPS, arrive_count=1)
+    k_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
+    k_empty = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
+    v_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
+    v_empty = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
+
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    num_m = tl.cdiv(S_q, TILE_M)
+    num_tiles = num_m * BH
+    rounds = tl.cdiv(num_tiles, nprog)
+
+    with tlx.async_tasks():
+        with tlx.async_task("default"):  # producer
+            it = 0
+            n_done = 0  # tiles of this CTA so far (the Q buffers' phase)
+            for r in range(rounds):
+                t, m, bh = tile_of(r, pid, nprog, num_m, BH, SNAKE, GROUP_HEADS)
+                if t < num_tiles:
+                    n_blocks = dev.kv_blocks(m * TILE_M, TILE_M, S_q, S_kv, CAUSAL, BLOCK_N)
+                    # K_0 and V_0 first: they need no Q buffer, which the consumers free only at the end of a tile
+                    produce_tile(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, it, bh * S_kv, 0,
+                                 1, BLOCK_N, HEAD_DIM, NUM_BUFFERS)
+                    for g in tl.static_range(NUM_GROUPS):
+                        tlx.barrier_wait(q_empty[g], (n_done & 1) ^ 1)
+                        tlx.barrier_expect_bytes(q_full[g], BLOCK_M * HEAD_DIM * tlx.size_of(dtype))
+                        tlx.async_descriptor_load(desc_q, q_smem[g], [bh * S_q + m * TILE_M + g * BLOCK_M, 0],
+                                                  q_full[g])
+                    produce_tile(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, it, bh * S_kv, 1,
+                                 n_blocks, BLOCK_N, HEAD_DIM, NUM_BUFFERS)
+                    it += n_blocks
+                    n_done += 1
+        with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_GROUPS):  # consumers
+            g: tl.constexpr = tlx.async_task_replica_id()
+            if g == NUM_GROUPS - 1:
+                tlx.named_barrier_arrive(9, 256)  # consumer 0 takes the first turn
+            it = 0
+            n_done = 0
+            for r in range(rounds):
+                t, m, bh = tile_of(r, pid, nprog, num_m, BH, SNAKE, GROUP_HEADS)
+                if t < num_tiles:
+                    n_blocks = dev.kv_blocks(m * TILE_M, TILE_M, S_q, S_kv, CAUSAL, BLOCK_N)
+                    q_start = m * TILE_M + g * BLOCK_M
+                    tlx.barrier_wait(q_full[g], n_done & 1)
+                    acc, m_i, l_i = consume_tile(q_smem[g], k_smem, v_smem, k_full, k_empty, v_full, v_empty,
+                                                 q_empty[g], it, n_blocks, q_start, S_kv, qk_scale, g, CAUSAL,
+                                                 BLOCK_M, BLOCK_N, HEAD_DIM, NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, True)
+                    dev.store_tile(acc, l_i, m_i, desc_o, o_ptr, lse_ptr, bh, q_start, S_q, HEAD_DIM, BLOCK_M,
+                                   STORE_LSE)
+                    it += n_blocks
+                    n_done += 1
+
+
+# First = default. BLOCK_M is the rows of one consumer warpgroup; a tile is NUM_GROUPS * BLOCK_M rows.
+_BASE = dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240, PV_IN_TURN=True)
+CONFIGS: list[dict[str, Any]] = [
+    dict(_BASE, GROUP_HEADS=8, SNAKE=True),
+    dict(_BASE, GROUP_HEADS=4, SNAKE=True),
+    dict(_BASE, GROUP_HEADS=16, SNAKE=False),
+    dict(_BASE, PV_IN_TURN=False, GROUP_HEADS=8, SNAKE=True),
+    dict(_BASE, BLOCK_N=64, NUM_BUFFERS=3, GROUP_HEADS=8, SNAKE=True),
+    dict(_BASE, NUM_BUFFERS=3, GROUP_HEADS=8, SNAKE=True),  # D64 only
+    dict(_BASE, BLOCK_M=128, BLOCK_N=64, NUM_BUFFERS=3, GROUP_HEADS=8, SNAKE=True),  # D64 only
+    dict(_BASE, BLOCK_N=64, NUM_GROUPS=3, NUM_BUFFERS=3, CONSUMER_REGS=160, GROUP_HEADS=8, SNAKE=True),  # D64 only
+]
+DEFAULT = CONFIGS[0]
+_tuner = C.Tuner()
+
+
+def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
+            out=None, lse=None, want_lse: bool = False, sms: int | None = None) -> C.Launch:
+    """The launch of one config (CPU tensors work: compile-only inspection); ``sms`` overrides the SM count."""
+    p = C.problem(q, k, v, causal, sm_scale)
+    cfg = dict(config or C.configs_for(CONFIGS, p.D)[0])
+    out, lse, store_lse = C.outputs(q, out, lse, want_lse)
+    args, kw = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], store_lse)
+    tiles = triton.cdiv(p.S_q, cfg["NUM_GROUPS"] * cfg["BLOCK_M"]) * p.BH
+    grid = (max(1, min(tiles, sms or C.num_sms(q))),)
+    return C.Launch(ws_persistent_attention_kernel, args, dict(cfg, **kw, num_warps=4, num_stages=1), grid, out,
+                    lse, p)
+
+
+def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
+           out=None, lse=None):
+    """One launch with ``config`` (default: the first of :data:`CONFIGS` that fits the head dim); returns ``out``."""
+    return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
+
+
+def attention(q, k, v, causal: bool = False, sm_scale: float | None = None):
+    """Tuned over the :data:`CONFIGS` that fit the head dim, on first use per problem size."""
+    p = C.problem(q, k, v, causal, sm_scale)
+    cands = [(C.config_name(c), c) for c in C.configs_for(CONFIGS, p.D)]
+    cfg = _tuner.choose(p.key(), cands, lambda c: launch(q, k, v, causal, c, sm_scale))
+    return launch(q, k, v, causal, cfg, sm_scale)
