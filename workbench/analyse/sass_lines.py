@@ -14,12 +14,18 @@ _INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/")
 def sass_line_locations(text: str) -> dict[int, list[Loc]]:
     result: dict[int, list[Loc]] = {}
     current: list[Loc] = []
+    after_file_line = False
     for i, line in enumerate(text.splitlines(), start=1):
         m = _FILE_LINE.search(line)
         if m:
-            current = [Loc(m.group(1), int(m.group(2)))]
+            # consecutive lines describe the same instructions: an inlined callee's line with its call
+            # sites, then the caller's own line; keep both
+            current = current if after_file_line else []
+            current += [Loc(m.group(1), int(m.group(2)))]
             current += [Loc(f, int(n), inlined=True) for f, n in _INLINED.findall(m.group(3))]
+            after_file_line = True
             continue
+        after_file_line = False
         if line.startswith("//---") or line.lstrip().startswith(".section"):
             current = []
         if current and _INSTR.match(line):
