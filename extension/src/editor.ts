@@ -3,12 +3,12 @@
  * for one stage or the source: line numbers, syntax highlighting, linked-line and search
  * decorations. CodeMirror renders only the visible lines, so a 50,000-line SASS scrolls.
  */
-import { StreamLanguage, syntaxHighlighting } from '@codemirror/language';
-import { EditorState, Extension, RangeSetBuilder, StateEffect, StateField } from '@codemirror/state';
+import { syntaxHighlighting } from '@codemirror/language';
+import { Compartment, EditorState, Extension, RangeSetBuilder, StateEffect, StateField } from '@codemirror/state';
 import { Decoration, DecorationSet, EditorView, lineNumbers } from '@codemirror/view';
 import { jupyterHighlightStyle, jupyterTheme } from '@jupyterlab/codemirror';
 import { Match, findMatches } from './linemap';
-import { parserFor } from './highlight';
+import { languageExtension } from './languages';
 
 interface Marks {
   linked: number[];
@@ -91,10 +91,12 @@ export class CodePane {
   private lastHover: number | null = null;
   private matches: Match[] = [];
   private current = -1;
+  private language = new Compartment();
+  private destroyed = false;
 
   constructor(parent: HTMLElement, options: CodePaneOptions) {
-    const parser = parserFor(options.language);
     const extensions: Extension[] = [
+      this.language.of([]),
       lineNumbers(),
       EditorState.readOnly.of(true),
       EditorView.editable.of(false),
@@ -127,12 +129,16 @@ export class CodePane {
         }
       })
     ];
-    if (parser) {
-      extensions.push(StreamLanguage.define(parser));
-    }
     this.view = new EditorView({
       state: EditorState.create({ doc: options.text, extensions }),
       parent
+    });
+    // The language may load asynchronously (JupyterLab's Python); the text shows at once.
+    void languageExtension(options.language).then(ext => {
+      if (ext && !this.destroyed) {
+        this.view.dispatch({ effects: this.language.reconfigure(ext) });
+      }
+      this.view.dom.dataset.language = ext ? options.language : 'text';
     });
   }
 
@@ -165,6 +171,15 @@ export class CodePane {
 
   setMapped(lines: number[]): void {
     this.view.dispatch({ effects: setMarks.of({ mapped: lines }) });
+  }
+
+  /** Scroll `line` to the middle of the pane (a finding's line, a pinned line). */
+  revealLine(line: number): void {
+    if (line >= 1 && line <= this.lineCount) {
+      this.view.dispatch({
+        effects: EditorView.scrollIntoView(this.view.state.doc.line(line).from, { y: 'center', x: 'start' })
+      });
+    }
   }
 
   scrollToLine(line: number): void {
@@ -213,6 +228,7 @@ export class CodePane {
   }
 
   destroy(): void {
+    this.destroyed = true;
     this.view.destroy();
   }
 }

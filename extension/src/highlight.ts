@@ -1,7 +1,10 @@
 /**
- * Small CodeMirror 6 stream parsers for the IR stages: MLIR (TTIR / TTGIR), LLVM IR,
- * PTX and SASS, plus a compact Python one for the source pane when JupyterLab's own
- * Python language is not at hand. Token names are @lezer/highlight tag names.
+ * Small CodeMirror 6 stream parsers for the IR stages: MLIR (TTIR / TTGIR), LLVM IR, PTX and
+ * SASS (JupyterLab's language registry has none of them). Python is not here: the source pane
+ * uses JupyterLab's own Python language (languages.ts). Token names are @lezer/highlight tag names.
+ *
+ * CodeMirror calls `token` as a plain function (no `this`), so a parser never refers to itself
+ * through `this`; `tokenize` below calls it the same way.
  */
 import { StreamParser, StringStream } from '@codemirror/language';
 
@@ -17,7 +20,7 @@ export type Tok =
   | 'atom'
   | 'operator'
   | 'propertyName'
-  | 'definition(variableName)'
+  | 'variableName.definition'
   | 'bool'
   | null;
 
@@ -66,7 +69,7 @@ export const mlirParser: StreamParser<BlockState> = {
       return 'labelName';
     }
     if (stream.match(/^@[\w$.-]+/) || stream.match(/^@"[^"]*"/)) {
-      return 'definition(variableName)';
+      return 'variableName.definition';
     }
     if (stream.match(/^#[\w$.]+/)) {
       return 'meta';
@@ -130,7 +133,7 @@ export const llvmParser: StreamParser<BlockState> = {
       return 'variableName';
     }
     if (stream.match(/^@[\w.$-]+/) || stream.match(/^@"[^"]*"/)) {
-      return 'definition(variableName)';
+      return 'variableName.definition';
     }
     if (stream.match(/^![\w.$-]+/)) {
       return 'meta';
@@ -159,65 +162,67 @@ export const llvmParser: StreamParser<BlockState> = {
   languageData: { commentTokens: { line: ';' } }
 };
 
+function ptxToken(stream: StringStream, state: BlockState): Tok {
+  if (stream.sol()) {
+    state.lineStart = true;
+  }
+  if (state.inBlockComment) {
+    if (stream.skipTo('*/')) {
+      stream.match('*/');
+      state.inBlockComment = false;
+    } else {
+      stream.skipToEnd();
+    }
+    return 'comment';
+  }
+  if (stream.eatSpace()) {
+    return null;
+  }
+  if (stream.match('//')) {
+    stream.skipToEnd();
+    return 'comment';
+  }
+  if (stream.match('/*')) {
+    state.inBlockComment = true;
+    return ptxToken(stream, state) ?? 'comment';
+  }
+  if (stream.peek() === '"') {
+    stream.next();
+    eatString(stream, '"');
+    return 'string';
+  }
+  if (stream.match(/^@!?%[\w$]+/)) {
+    state.lineStart = true; // the opcode still follows the guard predicate
+    return 'atom';
+  }
+  if (stream.match(/^\$?[\w$]+:/)) {
+    return 'labelName';
+  }
+  if (stream.match(/^\.[a-zA-Z_][\w]*/)) {
+    state.lineStart = false;
+    return 'meta';
+  }
+  if (stream.match(/^%[\w$]+/)) {
+    return 'variableName';
+  }
+  if (stream.match(/^0[fFdD][0-9a-fA-F]+/) || stream.match(/^0x[0-9a-fA-F]+/) || stream.match(/^-?\d+(\.\d+)?/)) {
+    return 'number';
+  }
+  if (state.lineStart && stream.match(/^[a-z][\w]*(\.[\w:]+)*/)) {
+    state.lineStart = false;
+    return 'keyword';
+  }
+  if (stream.match(/^\$?[A-Za-z_][\w$]*/)) {
+    return null;
+  }
+  stream.next();
+  return null;
+}
+
 export const ptxParser: StreamParser<BlockState> = {
   name: 'ptx',
   startState: () => ({ inBlockComment: false, lineStart: true }),
-  token(stream, state): Tok {
-    if (stream.sol()) {
-      state.lineStart = true;
-    }
-    if (state.inBlockComment) {
-      if (stream.skipTo('*/')) {
-        stream.match('*/');
-        state.inBlockComment = false;
-      } else {
-        stream.skipToEnd();
-      }
-      return 'comment';
-    }
-    if (stream.eatSpace()) {
-      return null;
-    }
-    if (stream.match('//')) {
-      stream.skipToEnd();
-      return 'comment';
-    }
-    if (stream.match('/*')) {
-      state.inBlockComment = true;
-      return (this.token!(stream, state) as Tok) ?? 'comment';
-    }
-    if (stream.peek() === '"') {
-      stream.next();
-      eatString(stream, '"');
-      return 'string';
-    }
-    if (stream.match(/^@!?%[\w$]+/)) {
-      state.lineStart = true; // the opcode still follows the guard predicate
-      return 'atom';
-    }
-    if (stream.match(/^\$?[\w$]+:/)) {
-      return 'labelName';
-    }
-    if (stream.match(/^\.[a-zA-Z_][\w]*/)) {
-      state.lineStart = false;
-      return 'meta';
-    }
-    if (stream.match(/^%[\w$]+/)) {
-      return 'variableName';
-    }
-    if (stream.match(/^0[fFdD][0-9a-fA-F]+/) || stream.match(/^0x[0-9a-fA-F]+/) || stream.match(/^-?\d+(\.\d+)?/)) {
-      return 'number';
-    }
-    if (state.lineStart && stream.match(/^[a-z][\w]*(\.[\w:]+)*/)) {
-      state.lineStart = false;
-      return 'keyword';
-    }
-    if (stream.match(/^\$?[A-Za-z_][\w$]*/)) {
-      return null;
-    }
-    stream.next();
-    return null;
-  },
+  token: ptxToken,
   languageData: { commentTokens: { line: '//', block: { open: '/*', close: '*/' } } }
 };
 
@@ -275,73 +280,6 @@ export const sassParser: StreamParser<BlockState> = {
   languageData: { commentTokens: { line: '//' } }
 };
 
-const PY_KEYWORDS =
-  /^(?:and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\b/;
-
-interface PyState {
-  triple: string | null;
-}
-
-export const pythonParser: StreamParser<PyState> = {
-  name: 'python',
-  startState: () => ({ triple: null }),
-  token(stream, state): Tok {
-    if (state.triple) {
-      const q = state.triple;
-      while (!stream.eol()) {
-        if (stream.match(q)) {
-          state.triple = null;
-          return 'string';
-        }
-        stream.next();
-      }
-      return 'string';
-    }
-    if (stream.eatSpace()) {
-      return null;
-    }
-    if (stream.sol() && stream.match(/^%%?\w+/)) {
-      stream.skipToEnd();
-      return 'meta';
-    }
-    if (stream.peek() === '#') {
-      stream.skipToEnd();
-      return 'comment';
-    }
-    const triple = stream.match(/^[rRbBuUfF]{0,2}("""|''')/) as RegExpMatchArray | boolean;
-    if (triple && typeof triple !== 'boolean') {
-      state.triple = triple[1];
-      return (this.token!(stream, state) as Tok) ?? 'string';
-    }
-    const single = stream.match(/^[rRbBuUfF]{0,2}(["'])/) as RegExpMatchArray | boolean;
-    if (single && typeof single !== 'boolean') {
-      eatString(stream, single[1]);
-      return 'string';
-    }
-    if (stream.match(/^@[\w.]+/)) {
-      return 'meta';
-    }
-    if (stream.match(/^(?:0x[0-9a-fA-F_]+|\d[\d_]*(\.\d*)?([eE][+-]?\d+)?)/)) {
-      return 'number';
-    }
-    if (stream.match(/^(?:True|False|None)\b/)) {
-      return 'bool';
-    }
-    if (stream.match(PY_KEYWORDS)) {
-      return 'keyword';
-    }
-    if (stream.match(/^[A-Za-z_]\w*/)) {
-      return stream.match(/^\s*\(/, false) ? 'variableName' : null;
-    }
-    if (stream.match(/^[+\-*/%=<>!&|^~@:]+/)) {
-      return 'operator';
-    }
-    stream.next();
-    return null;
-  },
-  languageData: { commentTokens: { line: '#' } }
-};
-
 export function parserFor(language: string): StreamParser<any> | null {
   switch (language) {
     case 'mlir':
@@ -352,8 +290,6 @@ export function parserFor(language: string): StreamParser<any> | null {
       return ptxParser;
     case 'sass':
       return sassParser;
-    case 'python':
-      return pythonParser;
     default:
       return null;
   }
@@ -364,7 +300,7 @@ export interface Token {
   type: string | null;
 }
 
-/** Run a stream parser over text, outside any editor: used by the tests and for debugging. */
+/** Run a stream parser over text outside an editor, calling `token` as CodeMirror does (tests, debugging). */
 export function tokenize(parser: StreamParser<any>, text: string): Token[][] {
   const state = parser.startState ? parser.startState(2) : {};
   const out: Token[][] = [];
@@ -374,8 +310,9 @@ export function tokenize(parser: StreamParser<any>, text: string): Token[][] {
     if (line.length === 0 && parser.blankLine) {
       parser.blankLine(state, 2);
     }
+    const token = parser.token; // detached, as CodeMirror's StreamLanguage calls it
     while (!stream.eol()) {
-      const type = parser.token(stream, state);
+      const type = token(stream, state);
       if (stream.pos === stream.start) {
         throw new Error(`parser ${parser.name} made no progress on: ${line}`);
       }

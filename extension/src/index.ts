@@ -4,13 +4,14 @@
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { MainAreaWidget } from '@jupyterlab/apputils';
-import { EditorExtensionRegistry, IEditorExtensionRegistry } from '@jupyterlab/codemirror';
+import { EditorExtensionRegistry, IEditorExtensionRegistry, IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
+import { setLanguageSource } from './languages';
 import { tlxCellExtension } from './tlxcell';
-import { MIME_TYPE, normalizeReport } from './types';
+import { MIME_TYPE, Report, loadReport } from './types';
 import { ReportViewer } from './viewer';
 
 /** Lower ranks win: HTML is 50, so the Report renderer is chosen over the HTML fallback. */
@@ -69,7 +70,7 @@ class DockedReport extends MainAreaWidget<ReportViewer> {
     this.id = DockedReport.idFor(ref.cell.model.id);
     this.title.closable = true;
     this.title.iconClass = 'jp-MaterialIcon jp-CodeIcon';
-    this.showReport(data);
+    void this.showReport(data);
     this.cellModel.outputs?.changed.connect(this.onOutputs, this);
     this.cellModel.disposed?.connect(this.onCellGone, this);
     ref.panel.disposed.connect(this.onCellGone, this);
@@ -79,8 +80,11 @@ class DockedReport extends MainAreaWidget<ReportViewer> {
     return `tlx-report-${cellId}`.replace(/[^\w-]/g, '_');
   }
 
-  private showReport(data: unknown): void {
-    const report = normalizeReport(data);
+  private async showReport(data: unknown): Promise<void> {
+    const report = await loadReport(data);
+    if (this.isDisposed) {
+      return;
+    }
     this.content.setReport(report);
     this.title.label = `TLX: ${report.kernelName}`;
     this.title.caption = `Report ${report.id} (${report.created}), following its notebook cell`;
@@ -90,7 +94,7 @@ class DockedReport extends MainAreaWidget<ReportViewer> {
   private onOutputs(): void {
     const data = reportOfCell({ model: this.cellModel });
     if (data) {
-      this.showReport(data);
+      void this.showReport(data);
     }
   }
 
@@ -112,11 +116,12 @@ function openBeside(ctx: Context, from: HTMLElement, data: unknown): void {
   if (!ref) {
     // Not in a notebook (a console, an output view): dock a static copy.
     const w = new MainAreaWidget({ content: new ReportViewer({ docked: true }) });
-    const report = normalizeReport(data);
-    w.content.setReport(report);
-    w.title.label = `TLX: ${report.kernelName}`;
     w.title.closable = true;
     w.addClass('tlx-docked-panel');
+    void loadReport(data).then((report: Report) => {
+      w.content.setReport(report);
+      w.title.label = `TLX: ${report.kernelName}`;
+    });
     ctx.app.shell.add(w, 'main', { mode: 'split-right' });
     return;
   }
@@ -145,10 +150,16 @@ export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
     this.node.appendChild(this.viewer.node);
   }
 
-  renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     this.data = model.data[MIME_TYPE];
-    this.viewer.setReport(normalizeReport(this.data));
-    return Promise.resolve();
+    try {
+      this.viewer.setReport(await loadReport(this.data));
+    } catch (e) {
+      // say so in the output instead of an empty box and a console error
+      this.node.textContent = `TLX Workbench could not show this Report: ${String(e)}`;
+      this.node.classList.add('tlx-render-error');
+      console.warn('tlx-workbench: could not show a Report', e);
+    }
   }
 
   protected onAfterAttach(): void {
@@ -176,14 +187,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Renders TLX Workbench Reports and highlights %%tlx cells.',
   autoStart: true,
   requires: [IRenderMimeRegistry],
-  optional: [INotebookTracker, IEditorExtensionRegistry],
+  optional: [INotebookTracker, IEditorExtensionRegistry, IEditorLanguageRegistry],
   activate: (
     app: JupyterFrontEnd,
     rendermime: IRenderMimeRegistry,
     tracker: INotebookTracker | null,
-    extensions: IEditorExtensionRegistry | null
+    extensions: IEditorExtensionRegistry | null,
+    languages: IEditorLanguageRegistry | null
   ) => {
     const ctx: Context = { app, tracker };
+    setLanguageSource(languages);
     rendermime.addFactory(rendererFactory(ctx), RENDERER_RANK);
     if (extensions) {
       extensions.addExtension({

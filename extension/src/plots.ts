@@ -3,9 +3,9 @@
  * time a chart is shown. Every string from the Report is escaped before plotly sees it,
  * since plotly interprets a subset of HTML in labels.
  */
-import { el, clear } from './dom';
-
-type Obj = { [k: string]: unknown };
+import { clear, el } from './dom';
+import type { Roofline, Timeline } from './schema';
+import { provenance, rooflineBody } from './summary';
 
 let plotlyPromise: Promise<any> | null = null;
 
@@ -26,180 +26,148 @@ export function esc(s: unknown): string {
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && isFinite(v) ? v : null);
-const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-
-/** The payload's own fields, or those nested under `data` / its kind. */
-export function payloadData(p: Obj): Obj {
-  const k = String(p.kind ?? '');
-  return { ...obj(p.data), ...obj(p[k]), ...p };
-}
-
-/** "measured by X on Y, at Z": every figure says what measured it, where and when. */
-export function provenance(p: Obj): string {
-  const parts: string[] = [];
-  if (p.measured_by) {
-    parts.push(`measured by ${String(p.measured_by)}`);
-  }
-  if (p.device) {
-    parts.push(`on ${String(p.device)}`);
-  }
-  if (p.when) {
-    parts.push(`at ${String(p.when)}`);
-  }
-  if (p.ceilings_label) {
-    parts.push(`ceilings: ${String(p.ceilings_label)}`);
-  }
-  return parts.join(', ');
-}
 
 export interface Span {
   row: string;
   name: string;
+  category: string;
   start: number;
   end: number;
 }
 
-/** Spans from a timeline payload: events / spans / roles[*].spans, start+end or start+dur. */
-export function timelineSpans(p: Obj): Span[] {
-  const d = payloadData(p);
+/** Bars of a timeline payload: one per lane entry (a CTA's role doing one activity), in ns. */
+export function timelineSpans(p: Timeline): Span[] {
   const out: Span[] = [];
-  const take = (list: unknown, rowDefault: string) => {
-    if (!Array.isArray(list)) {
-      return;
+  for (const l of p.lanes ?? []) {
+    const start = num(l.start_ns);
+    const dur = num(l.dur_ns);
+    if (start === null || dur === null) {
+      continue;
     }
-    for (const e of list) {
-      const o = obj(e);
-      const start = num(o.start ?? o.start_ns ?? o.start_us ?? o.begin ?? o.ts);
-      let end = num(o.end ?? o.end_ns ?? o.end_us ?? o.stop);
-      const dur = num(o.dur ?? o.dur_ns ?? o.duration ?? o.duration_ns);
-      if (end === null && start !== null && dur !== null) {
-        end = start + dur;
-      }
-      if (start === null || end === null) {
-        continue;
-      }
-      const who = o.role ?? o.row ?? (o.warp !== undefined ? `warp ${o.warp}` : rowDefault);
-      // workbench.measure.timeline lanes: one row per (CTA, role).
-      const row = o.cta !== undefined && o.cta !== null ? `CTA ${String(o.cta)} \u00b7 ${String(who)}` : String(who);
-      out.push({ row, name: String(o.name ?? o.scope ?? o.role ?? ''), start, end });
-    }
-  };
-  take(d.lanes, 'kernel');
-  take(d.events, 'kernel');
-  take(d.spans, 'kernel');
-  if (Array.isArray(d.roles)) {
-    for (const r of d.roles) {
-      const ro = obj(r);
-      take(ro.spans ?? ro.events, String(ro.name ?? ro.role ?? 'role'));
-    }
+    const row = l.cta !== undefined && l.cta !== null ? `CTA ${l.cta} \u00b7 ${l.role}` : l.role;
+    out.push({ row, name: l.name ?? l.category ?? '', category: l.category ?? l.name ?? 'other', start, end: start + dur });
   }
   return out;
 }
 
-function statusLine(host: HTMLElement, p: Obj): boolean {
-  const status = String(p.status ?? 'ok');
-  if (status !== 'ok') {
-    host.append(
-      el('div', {
-        class: 'tlx-plot-status',
-        text: `${String(p.kind)}: ${status}${p.reason ? ` \u2014 ${String(p.reason)}` : ''}`
-      })
-    );
-    return false;
+function roleTable(p: Timeline): HTMLElement | null {
+  const roles = p.roles ?? [];
+  if (!roles.length) {
+    return null;
   }
-  return true;
+  const pct = (v: unknown) => (num(v) === null ? '\u2014' : `${(100 * (v as number)).toFixed(0)}%`);
+  const t = el('table', { class: 'tlx-table tlx-roles' });
+  t.append(el('thead', {}, el('tr', {}, ...['role', 'kind', 'busy', 'waiting', 'span'].map(h => el('th', { text: h })))));
+  const body = el('tbody');
+  for (const r of roles) {
+    const span = num(r.span_ns);
+    body.append(
+      el(
+        'tr',
+        {},
+        el('td', { class: 'tlx-mono', text: r.role }),
+        el('td', { text: r.kind ?? '' }),
+        el('td', { text: pct(r.busy_fraction) }),
+        el('td', { text: pct(r.waiting_fraction) }),
+        el('td', { text: span === null ? '\u2014' : `${(span / 1e3).toFixed(1)} \u00b5s` })
+      )
+    );
+  }
+  t.append(body);
+  return t;
 }
 
-export async function renderTimeline(host: HTMLElement, p: Obj): Promise<void> {
+export async function renderTimeline(host: HTMLElement, p: Timeline): Promise<void> {
   clear(host);
-  if (!statusLine(host, p)) {
-    return;
-  }
   const spans = timelineSpans(p);
-  const caption = el('div', { class: 'tlx-plot-caption', text: provenance(payloadData(p)) });
-  if (!spans.length) {
-    host.append(caption, el('pre', { class: 'tlx-json', text: JSON.stringify(p, null, 2) }));
-    return;
+  const caption = el('div', { class: 'tlx-plot-caption', text: provenance(p) });
+  host.append(caption);
+  const warnings = p.warnings ?? [];
+  if (warnings.length) {
+    host.append(el('div', { class: 'tlx-plot-status', text: warnings.join(' \u00b7 ') }));
   }
   const plotDiv = el('div', { class: 'tlx-plot' });
-  host.append(caption, plotDiv);
+  if (spans.length) {
+    host.append(plotDiv);
+  }
+  const roles = roleTable(p);
+  if (roles) {
+    host.append(roles);
+  }
+  if (!spans.length) {
+    host.append(el('div', { class: 'tlx-plot-status', text: 'This timeline has no lanes to draw.' }));
+    return;
+  }
   const Plotly = await loadPlotly();
-  const byName = new Map<string, Span[]>();
+  const byCat = new Map<string, Span[]>();
   for (const s of spans) {
-    const a = byName.get(s.name) ?? [];
+    const a = byCat.get(s.category) ?? [];
     a.push(s);
-    byName.set(s.name, a);
+    byCat.set(s.category, a);
   }
   const t0 = Math.min(...spans.map(s => s.start));
-  const traces = Array.from(byName.entries()).map(([name, ss]) => ({
+  const traces = Array.from(byCat.entries()).map(([cat, ss]) => ({
     type: 'bar',
     orientation: 'h',
-    name: esc(name),
+    name: esc(cat),
     y: ss.map(s => esc(s.row)),
     base: ss.map(s => s.start - t0),
     x: ss.map(s => s.end - s.start),
-    hovertemplate: `${esc(name)}<br>%{base} + %{x}<extra>%{y}</extra>`
+    text: ss.map(s => esc(s.name)),
+    hovertemplate: '%{text}<br>%{base:.0f} + %{x:.0f} ns<extra>%{y}</extra>'
   }));
   await Plotly.newPlot(
     plotDiv,
     traces,
     {
       barmode: 'overlay',
-      height: 120 + 40 * new Set(spans.map(s => s.row)).size,
-      margin: { l: 120, r: 20, t: 30, b: 40 },
-      xaxis: { title: { text: esc(String(payloadData(p).unit ?? (Array.isArray(payloadData(p).lanes) ? 'ns' : 'time'))) } },
-      title: { text: 'Per-role timeline' }
+      height: 120 + 26 * new Set(spans.map(s => s.row)).size,
+      margin: { l: 160, r: 20, t: 30, b: 40 },
+      xaxis: { title: { text: 'ns since the first CTA started' } },
+      yaxis: { autorange: 'reversed' },
+      title: { text: `Per-role timeline: ${esc(p.kernel ?? '')}` }
     },
     { displaylogo: false, responsive: true }
   );
 }
 
-export async function renderRoofline(host: HTMLElement, p: Obj): Promise<void> {
+export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<void> {
   clear(host);
-  if (!statusLine(host, p)) {
-    return;
+  const caption = el('div', {
+    class: 'tlx-plot-caption',
+    text: [provenance(p), p.ceilings_label ? `ceilings: ${p.ceilings_label}` : ''].filter(Boolean).join(' \u00b7 ')
+  });
+  const summary = el('div', { class: 'tlx-plot-summary', text: rooflineBody(p) });
+  host.append(caption, summary);
+  for (const n of p.notes ?? []) {
+    host.append(el('div', { class: 'tlx-plot-status', text: n }));
   }
-  const d = payloadData(p);
-  const peak = num(d.peak_tflops);
-  const bw = num(d.bandwidth_tbs);
-  const points = (Array.isArray(d.points) ? d.points : [d]).map(obj).filter(pt => num(pt.intensity) !== null);
-  const caption = el('div', { class: 'tlx-plot-caption', text: provenance(d) });
-  const summary = el('div', { class: 'tlx-plot-summary' });
-  summary.textContent = [
-    d.bound ? `${String(d.bound)}-bound` : '',
-    num(d.intensity) !== null ? `intensity ${(d.intensity as number).toFixed(2)} FLOP/B` : '',
-    num(d.achieved_tflops) !== null ? `achieved ${(d.achieved_tflops as number).toFixed(1)} TFLOP/s` : '',
-    num(d.roof_fraction) !== null ? `${((d.roof_fraction as number) * 100).toFixed(0)}% of the roof` : ''
-  ]
-    .filter(Boolean)
-    .join(' \u00b7 ');
+  const peak = num(p.peak_tflops);
+  const bw = num(p.bandwidth_tbs);
   if (peak === null || bw === null) {
-    host.append(caption, summary, el('pre', { class: 'tlx-json', text: JSON.stringify(p, null, 2) }));
+    host.append(el('div', { class: 'tlx-plot-status', text: 'No roofs: the ceilings of the device are unknown.' }));
     return;
   }
   const plotDiv = el('div', { class: 'tlx-plot' });
-  host.append(caption, summary, plotDiv);
+  host.append(plotDiv);
   const Plotly = await loadPlotly();
   const ridge = peak / bw;
   const xs = [ridge / 100, ridge, ridge * 100];
-  const traces: any[] = [
-    {
-      type: 'scatter',
-      mode: 'lines',
-      name: 'roof',
-      x: xs,
-      y: xs.map(x => Math.min(peak, bw * x)),
-      line: { color: '#888' }
-    }
+  const traces: unknown[] = [
+    { type: 'scatter', mode: 'lines', name: 'roof', x: xs, y: xs.map(x => Math.min(peak, bw * x)), line: { color: '#888' } }
   ];
-  for (const pt of points) {
-    const y = num(pt.tflops) ?? num(pt.achieved_tflops);
+  for (const pt of p.points) {
+    const x = num(pt.intensity);
+    if (x === null) {
+      continue;
+    }
+    const y = num(pt.tflops);
     traces.push({
       type: 'scatter',
       mode: 'markers',
-      name: esc(pt.name ?? 'kernel'),
-      x: [pt.intensity],
-      y: [y ?? Math.min(peak, bw * (pt.intensity as number))],
+      name: esc(pt.name ?? 'kernel') + (y === null ? ' (not timed)' : ''),
+      x: [x],
+      y: [y ?? Math.min(peak, bw * x)],
       marker: { size: 12, symbol: y === null ? 'circle-open' : 'circle' }
     });
   }
@@ -211,7 +179,7 @@ export async function renderRoofline(host: HTMLElement, p: Obj): Promise<void> {
       margin: { l: 60, r: 20, t: 30, b: 50 },
       xaxis: { type: 'log', title: { text: 'FLOP / byte' } },
       yaxis: { type: 'log', title: { text: 'TFLOP/s' } },
-      title: { text: 'Roofline' }
+      title: { text: `Roofline (${esc(p.dtype ?? '')})` }
     },
     { displaylogo: false, responsive: true }
   );

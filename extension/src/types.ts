@@ -1,24 +1,44 @@
 /**
- * The Report as the extension sees it (schema: workbench/report/schema.json).
- *
- * Everything here is read defensively: `normalizeReport` accepts the schema's shape
- * and tolerates missing or extra fields, so a newer Python side does not break an
- * older viewer. Nothing from a Report is ever rendered as HTML.
+ * The Report as the viewer uses it. The JSON's types are generated from the schema
+ * (schema.d.ts, from workbench/report/schema.json); `loadReport` reads a Report defensively (a
+ * newer Python side does not break an older viewer: unknown fields are ignored, missing ones get
+ * defaults) and inflates the stage texts stored gzip+base64. Nothing from a Report is ever
+ * rendered as HTML.
  */
+import type {
+  Bench,
+  Check,
+  Diff,
+  Finding,
+  Measurement,
+  Metadata,
+  Roofline,
+  Run,
+  StageDiff,
+  Task,
+  Timeline,
+  TlxReport
+} from './schema';
+
+export type { Bench, Check, Diff, Finding, Measurement, Roofline, Run, Task, Timeline, TlxReport };
 
 export const MIME_TYPE = 'application/vnd.tlx-workbench.report+json';
+
+/** Schema versions this viewer reads (1.0: texts in the clear; 2.0: large texts gzip+base64). */
+export const READS = ['1.0', '2.0'];
 
 /** Stage names in the order the picker shows them. */
 export const STAGE_ORDER = ['tlx', 'gluon', 'ttir', 'ttgir', 'llir', 'ptx', 'sass'];
 
-export type RawLineMap = { [userLine: string]: number[] | number };
+export type Language = 'python' | 'mlir' | 'llvm' | 'ptx' | 'sass' | 'text';
 
 export interface Stage {
   name: string;
   text: string;
+  lineCount: number;
   lineMap: Map<number, number[]>;
   /** Which language the stage is highlighted as. */
-  language: 'python' | 'mlir' | 'llvm' | 'ptx' | 'sass' | 'text';
+  language: Language;
 }
 
 export interface DeclaredLayout {
@@ -46,11 +66,7 @@ export interface Diagnostic {
   message: string;
   line: number | null;
   hint: string;
-}
-
-export interface Measurement {
-  kind: string;
-  [k: string]: unknown;
+  source: string;
 }
 
 export interface Report {
@@ -63,28 +79,30 @@ export interface Report {
   /** Line of `source` where the kernel starts (1-based), if known. */
   kernelFirstLine: number | null;
   stages: Stage[];
-  metadata: { [k: string]: unknown };
+  metadata: Metadata;
+  tasks: Task[];
   declared: DeclaredLayout[];
   values: ValueLayout[];
-  runs: Array<{ [k: string]: unknown }>;
+  runs: Run[];
+  checks: Check[];
   measurements: Measurement[];
-  timeline: { [k: string]: unknown } | null;
-  roofline: { [k: string]: unknown } | null;
+  timeline: Timeline | null;
+  findings: Finding[];
   diagnostics: Diagnostic[];
+  previous: Diff | null;
   target: string;
   /** Stages to show first (view.stages_first); the first one is selected. */
   stagesFirst: string[];
   selectedStage: string | null;
-  device: { [k: string]: unknown };
-  raw: { [k: string]: unknown };
+  device: { available?: boolean; name?: string | null; reason?: string | null };
 }
 
-export function stageLanguage(name: string): Stage['language'] {
+export function stageLanguage(name: string): Language {
   const n = name.toLowerCase();
   if (n === 'tlx' || n === 'gluon' || n === 'python' || n === 'source') {
     return 'python';
   }
-  if (n === 'ttir' || n === 'ttgir' || n === 'mlir' || n.endsWith('ir') && n !== 'llir') {
+  if (n === 'ttir' || n === 'ttgir' || n === 'mlir' || (n.endsWith('ir') && n !== 'llir')) {
     return 'mlir';
   }
   if (n === 'llir' || n === 'llvm' || n === 'll') {
@@ -110,8 +128,10 @@ function num(v: unknown): number | null {
   return typeof v === 'number' && isFinite(v) ? v : null;
 }
 
-function obj(v: unknown): { [k: string]: unknown } {
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as { [k: string]: unknown }) : {};
+type Obj = { [k: string]: unknown };
+
+function obj(v: unknown): Obj {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {};
 }
 
 function arr(v: unknown): unknown[] {
@@ -136,62 +156,66 @@ export function parseLineMap(raw: unknown): Map<number, number[]> {
   return out;
 }
 
-const LANGS = ['python', 'mlir', 'llvm', 'ptx', 'sass', 'text'];
-
-function knownLanguage(v: unknown): Stage['language'] | null {
-  return typeof v === 'string' && LANGS.includes(v) ? (v as Stage['language']) : null;
+/** Inflate a gzip+base64 text (the browser's and Node's DecompressionStream). */
+export async function inflate(b64: string): Promise<string> {
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) {
+    bytes[i] = bin.charCodeAt(i);
+  }
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Response(stream).text();
 }
 
-function sortStages(stages: Stage[]): Stage[] {
-  const rank = (n: string) => {
-    const i = STAGE_ORDER.indexOf(n.toLowerCase());
-    return i < 0 ? STAGE_ORDER.length : i;
-  };
-  return stages
-    .map((s, i) => ({ s, i }))
-    .sort((a, b) => rank(a.s.name) - rank(b.s.name) || a.i - b.i)
-    .map(x => x.s);
+/** `text` of a stage (or `diff` of a stage diff), inflating `<key>_gz` when that is how it is stored. */
+export async function packedText(o: Obj, key: string): Promise<string> {
+  if (typeof o[key] === 'string') {
+    return o[key] as string;
+  }
+  const gz = o[`${key}_gz`];
+  return typeof gz === 'string' ? inflate(gz) : '';
 }
 
-/** Turn whatever JSON the kernel sent into a Report, tolerating schema drift. */
-export function normalizeReport(data: unknown): Report {
-  const raw = obj(data);
-  const kernel = obj(raw.kernel);
-  const cell = obj(raw.cell);
-  const lineMaps = obj(raw.line_maps);
-  let stages: Stage[] = [];
-  const rawStages = raw.stages;
-  if (Array.isArray(rawStages)) {
-    for (const s of rawStages) {
-      const so = obj(s);
-      const name = str(so.name);
-      if (!name) {
-        continue;
-      }
-      stages.push({
-        name,
-        text: str(so.text),
-        lineMap: parseLineMap(so.line_map ?? lineMaps[name]),
-        language: knownLanguage(so.language) ?? stageLanguage(name)
-      });
+const LANGS: Language[] = ['python', 'mlir', 'llvm', 'ptx', 'sass', 'text'];
+
+function knownLanguage(v: unknown): Language | null {
+  return typeof v === 'string' && (LANGS as string[]).includes(v) ? (v as Language) : null;
+}
+
+async function readStages(raw: unknown): Promise<Stage[]> {
+  const out: Stage[] = [];
+  for (const s of arr(raw).map(obj)) {
+    const name = str(s.name);
+    if (!name) {
+      continue;
     }
-  } else {
-    // Artifact-style: {stage: text} plus line_maps {stage: {...}}.
-    for (const [name, text] of Object.entries(obj(rawStages))) {
-      stages.push({
-        name,
-        text: str(text),
-        lineMap: parseLineMap(lineMaps[name]),
-        language: stageLanguage(name)
-      });
-    }
+    const text = await packedText(s, 'text');
+    out.push({
+      name,
+      text,
+      lineCount: num(s.line_count) ?? text.split('\n').length,
+      lineMap: parseLineMap(s.line_map),
+      language: knownLanguage(s.language) ?? stageLanguage(name)
+    });
   }
-  // The schema sends stages in pipeline order already; only artifact-style dicts need sorting.
-  if (!Array.isArray(rawStages)) {
-    stages = sortStages(stages);
+  return out;
+}
+
+async function readPrevious(raw: unknown): Promise<Diff | null> {
+  if (!raw || typeof raw !== 'object') {
+    return null;
   }
-  const layouts = obj(raw.layouts);
-  const declared: DeclaredLayout[] = arr(layouts.declared).map(d => {
+  const p = raw as Diff;
+  const stages: StageDiff[] = [];
+  for (const s of arr(p.stages).map(obj)) {
+    stages.push({ ...(s as unknown as StageDiff), diff: await packedText(s, 'diff') });
+  }
+  return { ...p, metadata: arr(p.metadata) as Diff['metadata'], stages };
+}
+
+function readLayouts(raw: unknown): { declared: DeclaredLayout[]; values: ValueLayout[] } {
+  const layouts = obj(raw);
+  const declared = arr(layouts.declared).map(d => {
     const o = obj(d);
     return {
       alias: str(o.alias),
@@ -202,7 +226,7 @@ export function normalizeReport(data: unknown): Report {
       uses: arr(o.uses).map(obj)
     };
   });
-  const values: ValueLayout[] = arr(layouts.values).map(v => {
+  const values = arr(layouts.values).map(v => {
     const o = obj(v);
     return {
       name: str(o.name),
@@ -215,44 +239,59 @@ export function normalizeReport(data: unknown): Report {
       kind: str(o.kind, 'tensor')
     };
   });
+  return { declared, values };
+}
+
+function payload<T>(v: unknown): T | null {
+  const o = obj(v);
+  return typeof o.kind === 'string' ? (o as T) : null;
+}
+
+/** Turn whatever JSON the kernel sent into a Report, tolerating schema drift; inflates packed texts. */
+export async function loadReport(data: unknown): Promise<Report> {
+  const raw = obj(data) as Partial<TlxReport> & Obj;
+  const kernel = obj(raw.kernel);
+  const cell = obj(raw.cell);
+  const ksrc = obj(kernel.source);
+  const metadata = obj(raw.metadata) as Metadata;
+  const view = obj(raw.view);
+  const runs = arr(raw.runs).map(r => ({ ...obj(r), checks: arr(obj(r).checks) }) as unknown as Run);
   const diagnostics: Diagnostic[] = arr(raw.diagnostics).map(d => {
     const o = obj(d);
-    return {
-      severity: str(o.severity, 'info'),
-      message: str(o.message),
-      line: num(o.line),
-      hint: str(o.hint)
-    };
+    return { severity: str(o.severity, 'info'), message: str(o.message), line: num(o.line), hint: str(o.hint),
+      source: str(o.source) };
   });
-  const measurements = arr(raw.measurements)
-    .map(obj)
-    .map(m => ({ ...m, kind: str(m.kind) }) as Measurement);
-  // User lines are lines of kernel.source.text (== cell.source when the kernel is in the cell).
-  const ksrc = obj(kernel.source ?? raw.source);
-  const source = str(ksrc.text ?? cell.source ?? ksrc.kernel_text);
-  const metadata = obj(raw.metadata);
-  const view = obj(raw.view);
   return {
     schemaVersion: str(raw.schema_version),
     id: str(raw.id),
     created: str(raw.created),
-    kernelName: str(kernel.name ?? raw.name, 'kernel'),
-    source,
+    kernelName: str(kernel.name, 'kernel'),
+    // user lines are lines of kernel.source.text (== cell.source when the kernel is in the cell)
+    source: str(ksrc.text ?? cell.source ?? ksrc.kernel_text),
     filename: str(ksrc.filename ?? cell.filename),
     kernelFirstLine: num(ksrc.first_line ?? cell.kernel_first_line),
-    stages,
+    stages: await readStages(raw.stages),
     metadata,
-    declared,
-    values,
-    runs: arr(raw.runs).map(obj),
-    measurements,
-    timeline: raw.timeline && typeof raw.timeline === 'object' ? obj(raw.timeline) : null,
-    roofline: raw.roofline && typeof raw.roofline === 'object' ? obj(raw.roofline) : null,
+    tasks: arr(metadata.tasks).map(t => obj(t) as unknown as Task),
+    ...readLayouts(raw.layouts),
+    runs,
+    checks: runs.flatMap(r => r.checks),
+    measurements: arr(raw.measurements).map(m => payload<Measurement>(m)).filter((m): m is Measurement => !!m),
+    timeline: payload<Timeline>(raw.timeline),
+    findings: arr(raw.findings).map(f => obj(f) as unknown as Finding),
     diagnostics,
+    previous: await readPrevious(raw.previous),
     target: str(kernel.target ?? metadata.target),
     stagesFirst: arr(view.stages_first).map(x => str(x)),
     selectedStage: typeof view.selected_stage === 'string' ? view.selected_stage : null,
-    device: obj(raw.device),
-    raw
+    device: obj(raw.device)
   };
+}
+
+export function isBench(m: Measurement): m is Bench {
+  return m.kind === 'bench';
+}
+
+export function isRoofline(m: Measurement): m is Roofline {
+  return m.kind === 'roofline';
 }

@@ -3,21 +3,15 @@
  * with linked lines, layouts, and (when measured) timeline and roofline.
  */
 import { Widget } from '@lumino/widgets';
+import { renderChanges } from './changes';
+import { clear, el } from './dom';
 import { CodePane } from './editor';
-import { Child, clear, el, fmtBytes, fmtNum } from './dom';
-import { drawOwnership, drawShared } from './drawing';
-import {
-  ParsedAttr,
-  dtypeBytes,
-  ownership,
-  parseAttr,
-  parseGluon,
-  sharedLayout,
-  toLinearLayout
-} from './layouts';
+import { renderHeader } from './header';
+import { renderLayouts } from './layoutview';
 import { LineIndex, LinkOrigin, describeRanges, linkedLines } from './linemap';
 import { renderRoofline, renderTimeline } from './plots';
-import { Report, Stage } from './types';
+import { provenance } from './summary';
+import { Report, Roofline, Stage, Timeline, isBench, isRoofline } from './types';
 
 export interface ViewerOptions {
   /** Shown as a header button when given (not in the docked copy). */
@@ -122,86 +116,25 @@ export class ReportViewer extends Widget {
   // --- header --------------------------------------------------------------------------
 
   private renderHeader(): void {
-    const r = this.report!;
-    const m = r.metadata;
-    clear(this.headerNode);
-    const fact = (label: string, value: string, key: string) =>
-      el(
-        'span',
-        { class: 'tlx-fact', 'data-fact': key },
-        el('span', { class: 'tlx-fact-label', text: label }),
-        el('span', { class: 'tlx-fact-value', text: value })
-      );
-    const spills = typeof m.spills === 'number' ? m.spills : null;
-    const facts = el(
-      'div',
-      { class: 'tlx-facts' },
-      fact('target', r.target || String(m.target ?? '\u2014'), 'target'),
-      fact('warps', fmtNum(m.num_warps), 'warps'),
-      fact('shared', fmtBytes(m.shared_bytes), 'shared'),
-      fact('registers', fmtNum(m.registers), 'registers'),
-      fact('spills', spills === null ? '\u2014' : `${spills} B`, 'spills')
-    );
-    if (spills) {
-      facts.lastElementChild!.classList.add('tlx-bad');
-    }
-    const title = el(
-      'div',
-      { class: 'tlx-title' },
-      el('span', { class: 'tlx-kernel-name', text: r.kernelName }),
-      r.device && r.device.available === false
-        ? el('span', {
-            class: 'tlx-note',
-            text: `no GPU: compiled only${r.device.reason ? ` (${String(r.device.reason)})` : ''}`
-          })
-        : null
-    );
-    const buttons = el('div', { class: 'tlx-actions' });
-    if (this.options.onOpenBeside) {
-      const b = el('button', {
-        class: 'jp-Button tlx-open-beside',
-        type: 'button',
-        title: 'Open this viewer in the main area, beside the notebook; it follows this cell',
-        text: 'Open beside'
-      });
-      b.addEventListener('click', () => this.options.onOpenBeside!(this));
-      buttons.append(b);
-    }
-    this.headerNode.append(title, facts, buttons);
-    if (r.diagnostics.length) {
-      const list = el('ul', { class: 'tlx-diagnostics' });
-      for (const d of r.diagnostics) {
-        const li = el(
-          'li',
-          { class: `tlx-diag tlx-diag-${d.severity}` },
-          el('span', { class: 'tlx-diag-sev', text: d.severity }),
-          d.line !== null ? el('span', { class: 'tlx-diag-line', text: `line ${d.line}` }) : null,
-          el('span', { class: 'tlx-diag-msg', text: d.message }),
-          d.hint ? el('span', { class: 'tlx-diag-hint', text: d.hint }) : null
-        );
-        if (d.line !== null) {
-          const line = d.line;
-          li.addEventListener('click', () => {
-            this.showTab('code');
-            this.pin({ kind: 'source', line });
-          });
-        }
-        list.append(li);
+    renderHeader(this.headerNode, this.report!, {
+      onOpenBeside: this.options.onOpenBeside ? () => this.options.onOpenBeside!(this) : undefined,
+      onLine: line => {
+        this.showTab('code');
+        this.pin({ kind: 'source', line }, true);
       }
-      this.headerNode.append(list);
-    }
+    });
   }
 
   // --- tabs ----------------------------------------------------------------------------
 
-  private timelinePayload(): { [k: string]: unknown } | null {
-    const r = this.report!;
-    return r.timeline ?? (r.measurements.find(m => m.kind === 'timeline') as any) ?? null;
+  /** The timeline, when one was recorded (a skipped one is a line in the header, not a tab). */
+  private timelinePayload(): Timeline | null {
+    const t = this.report!.timeline;
+    return t && (t.status ?? 'ok') === 'ok' ? t : null;
   }
 
-  private rooflinePayload(): { [k: string]: unknown } | null {
-    const r = this.report!;
-    return (r.measurements.find(m => m.kind === 'roofline') as any) ?? r.roofline ?? null;
+  private rooflinePayload(): Roofline | null {
+    return this.report!.measurements.filter(isRoofline).find(m => (m.status ?? 'ok') === 'ok') ?? null;
   }
 
   private availableTabs(): Tab[] {
@@ -212,7 +145,7 @@ export class ReportViewer extends Widget {
     if (this.rooflinePayload()) {
       tabs.push('roofline');
     }
-    if (this.previous()) {
+    if (this.report!.previous) {
       tabs.push('changes');
     }
     return tabs;
@@ -238,13 +171,12 @@ export class ReportViewer extends Widget {
       b.addEventListener('click', () => this.showTab(t));
       this.tabsNode.append(b);
     }
-    const bench = this.report!.measurements.find(m => m.kind === 'bench');
-    if (bench) {
-      const d: any = bench;
-      const med = d.median_ms ?? d.data?.median_ms;
-      if (typeof med === 'number') {
-        this.tabsNode.append(el('span', { class: 'tlx-bench', text: `median ${med.toFixed(3)} ms` }));
-      }
+    const bench = this.report!.measurements.filter(isBench).find(m => m.status === 'ok' && m.timing);
+    const med = bench?.timing?.median_ms;
+    if (typeof med === 'number') {
+      const tf = bench?.timing?.tflops;
+      const text = `median ${med.toPrecision(4)} ms${typeof tf === 'number' ? ` · ${tf.toFixed(1)} TFLOP/s` : ''}`;
+      this.tabsNode.append(el('span', { class: 'tlx-bench', text, title: provenance(bench!) }));
     }
   }
 
@@ -262,11 +194,11 @@ export class ReportViewer extends Widget {
     }
     this.rendered[t] = true;
     if (t === 'layouts') {
-      this.renderLayouts();
+      renderLayouts(this.layoutsNode, this.report!);
     } else if (t === 'timeline') {
       void renderTimeline(this.timelineNode, this.timelinePayload()!).catch(e => this.plotError(this.timelineNode, e));
     } else if (t === 'changes') {
-      this.renderChanges();
+      renderChanges(this.changesNode, this.report!.previous!);
     } else if (t === 'roofline') {
       void renderRoofline(this.rooflineNode, this.rooflinePayload()!).catch(e => this.plotError(this.rooflineNode, e));
     }
@@ -274,77 +206,6 @@ export class ReportViewer extends Widget {
 
   private plotError(host: HTMLElement, e: unknown): void {
     host.append(el('div', { class: 'tlx-plot-status', text: `could not draw: ${String(e)}` }));
-  }
-
-  // --- changes against the previous run (--diff) ------------------------------------
-
-  private previous(): { [k: string]: any } | null {
-    const p = this.report!.raw.previous;
-    return p && typeof p === 'object' ? (p as { [k: string]: any }) : null;
-  }
-
-  private renderChanges(): void {
-    const p = this.previous()!;
-    const host = this.changesNode;
-    clear(host);
-    host.append(
-      el('div', {
-        class: 'tlx-layout-note',
-        text:
-          `Compared with report ${String(p.id ?? '?')} (${String(p.created ?? '')}): ` +
-          (p.same_key ? 'the compilation is identical.' : 'the compilation changed.')
-      })
-    );
-    const meta = Array.isArray(p.metadata) ? p.metadata : [];
-    if (meta.length) {
-      const t = el('table', { class: 'tlx-table tlx-meta-changes' });
-      t.append(el('thead', {}, el('tr', {}, ...['field', 'before', 'after'].map(h => el('th', { text: h })))));
-      const body = el('tbody');
-      for (const m of meta) {
-        body.append(
-          el(
-            'tr',
-            {},
-            el('td', { text: String(m.field ?? '') }),
-            el('td', { class: 'tlx-mono', text: JSON.stringify(m.before) }),
-            el('td', { class: 'tlx-mono', text: JSON.stringify(m.after) })
-          )
-        );
-      }
-      t.append(body);
-      host.append(t);
-    }
-    const diffView = el('pre', { class: 'tlx-diff' });
-    const show = (title: string, text: string) => {
-      clear(diffView);
-      diffView.dataset.title = title;
-      for (const line of String(text || '(no differences)').split('\n')) {
-        const cls = line.startsWith('+') ? 'tlx-add' : line.startsWith('-') ? 'tlx-del' : line.startsWith('@@') ? 'tlx-hunk' : '';
-        diffView.append(el('span', { class: cls, text: line }), '\n');
-      }
-    };
-    const stages = Array.isArray(p.stages) ? p.stages : [];
-    const t = el('table', { class: 'tlx-table tlx-stage-changes' });
-    t.append(el('thead', {}, el('tr', {}, ...['stage', 'status', 'added', 'removed'].map(h => el('th', { text: h })))));
-    const body = el('tbody');
-    const src = el('tr', {}, el('td', { text: 'source' }), el('td', { text: p.source_diff ? 'changed' : 'same' }), el('td'), el('td'));
-    src.addEventListener('click', () => show('source', String(p.source_diff ?? '')));
-    body.append(src);
-    for (const st of stages) {
-      const tr = el(
-        'tr',
-        {},
-        el('td', { class: 'tlx-mono', text: String(st.name ?? '') }),
-        el('td', { text: String(st.status ?? '') + (st.truncated ? ' (diff truncated)' : '') }),
-        el('td', { text: `+${st.added ?? 0}` }),
-        el('td', { text: `\u2212${st.removed ?? 0}` })
-      );
-      tr.addEventListener('click', () => show(String(st.name), String(st.diff ?? '')));
-      body.append(tr);
-    }
-    t.append(body);
-    host.append(t, diffView);
-    show('source', String(p.source_diff ?? ''));
   }
 
   // --- source & IR ---------------------------------------------------------------------
@@ -387,6 +248,12 @@ export class ReportViewer extends Widget {
       }
       this.refreshLinks();
     });
+    const twoStages = r.stages.filter(st => st.name !== 'source').length >= 2;
+    splitBox.disabled = !twoStages;
+    if (!twoStages) {
+      this.split = false;
+      splitBox.checked = false;
+    }
     toolbar.append(
       el('label', { class: 'tlx-split-label' }, splitBox, 'two stages side by side'),
       this.statusNode
@@ -395,7 +262,7 @@ export class ReportViewer extends Widget {
     const srcCol = el(
       'div',
       { class: 'tlx-col tlx-source-col' },
-      el('div', { class: 'tlx-col-head' }, el('span', { class: 'tlx-col-title', text: r.filename ? 'source' : 'source' }))
+      el('div', { class: 'tlx-col-head' }, el('span', { class: 'tlx-col-title', text: 'source', title: r.filename }))
     );
     const srcHost = el('div', { class: 'tlx-editor tlx-source', 'data-stage': 'source' });
     srcCol.append(srcHost);
@@ -472,10 +339,7 @@ export class ReportViewer extends Widget {
       host
     );
     const col: StageColumn = { node, picker, host, pane: null, stage: names[0], search, count };
-    picker.addEventListener('change', () => {
-      this.loadStage(col, picker.value);
-      this.refreshLinks();
-    });
+    picker.addEventListener('change', () => this.pickStage(col, picker.value));
     const updateCount = () => {
       const p = col.pane;
       count.textContent = !p || !search.value ? '' : p.matchCount ? `${p.currentMatch}/${p.matchCount}` : 'no match';
@@ -501,6 +365,22 @@ export class ReportViewer extends Widget {
       updateCount();
     });
     return col;
+  }
+
+  /** Show `name` in column `col`; the other column never shows the same stage (they swap). */
+  private pickStage(col: StageColumn, name: string): void {
+    const previous = col.stage;
+    const other = this.columns.find(c => c !== col);
+    this.loadStage(col, name);
+    if (other && other.stage === name && previous !== name) {
+      other.picker.value = previous;
+      if (other.pane) {
+        this.loadStage(other, previous);
+      } else {
+        other.stage = previous;
+      }
+    }
+    this.refreshLinks();
   }
 
   private stage(name: string): Stage | undefined {
@@ -544,25 +424,31 @@ export class ReportViewer extends Widget {
     }
   }
 
-  /** Pin a line (a click): it stays highlighted when the pointer leaves. Click again to unpin. */
-  pin(o: LinkOrigin): void {
+  /** Pin a line (a click): it stays highlighted when the pointer leaves. Click again to unpin.
+   * `reveal`: also scroll the source pane to it (a click on a finding, not on the source itself). */
+  pin(o: LinkOrigin, reveal = false): void {
     const same =
+      !reveal &&
       this.pinned &&
       this.pinned.kind === o.kind &&
       this.pinned.line === o.line &&
       (o.kind === 'source' || (this.pinned as any).stage === (o as any).stage);
     this.pinned = same ? null : o;
     this.hover = null;
-    this.refreshLinks(true);
+    this.refreshLinks(reveal);
+    if (reveal && o.kind === 'source') {
+      this.sourcePane?.revealLine(o.line);
+    }
   }
 
-  private refreshLinks(scrollAll = false): void {
+  private refreshLinks(reveal = false): void {
     const origin = this.hover ?? this.pinned;
     const cols = this.visibleColumns();
     const names = cols.map(c => c.stage);
     const res = origin ? linkedLines(this.indexes, origin, names) : { source: [], stages: {} as { [k: string]: number[] } };
+    // the pane the pointer is in never scrolls under it; the others follow
     const fromSource = origin?.kind === 'source';
-    this.sourcePane?.setLinked(res.source, !!origin && (!fromSource || scrollAll) && !fromSource);
+    this.sourcePane?.setLinked(res.source, !!origin && !fromSource && !reveal);
     this.node.dataset.linkedSource = res.source.join(',');
     for (const c of cols) {
       const lines = res.stages[c.stage] ?? [];
@@ -588,130 +474,5 @@ export class ReportViewer extends Widget {
       parts.push(`${c.stage} ${ls.length ? describeRanges(ls) : '\u2014'}`);
     }
     this.statusNode.textContent = `${this.pinned && !this.hover ? 'pinned ' : ''}${where} \u2192 ${parts.join('; ')}`;
-  }
-
-  // --- layouts -------------------------------------------------------------------------
-
-  private resolveAlias = (alias: string): string | null => {
-    const d = this.report?.declared.find(x => x.alias === alias || x.alias === `#${alias.replace(/^#/, '')}`);
-    return d ? d.attr : null;
-  };
-
-  private attrFor(ttgir: string, gluon: string): ParsedAttr | null {
-    let text = ttgir.trim();
-    if (text && !text.includes('<')) {
-      text = this.resolveAlias(text) ?? '';
-    }
-    return (text ? parseAttr(text) : null) ?? (gluon ? parseGluon(gluon) : null);
-  }
-
-  private renderLayouts(): void {
-    const r = this.report!;
-    clear(this.layoutsNode);
-    const drawing = el('div', { class: 'tlx-layout-drawing' });
-    const colorBy = el('select', { class: 'tlx-color-by' }) as HTMLSelectElement;
-    for (const c of ['warp', 'thread', 'register']) {
-      colorBy.append(el('option', { value: c, text: `colour by ${c}` }));
-    }
-    let redraw: (() => void) | null = null;
-    colorBy.addEventListener('change', () => redraw?.());
-    const select = (row: HTMLElement, attr: ParsedAttr | null, shape: number[], dtype: string, label: string) => {
-      for (const tr of Array.from(this.layoutsNode.querySelectorAll('tr.tlx-selected'))) {
-        tr.classList.remove('tlx-selected');
-      }
-      row.classList.add('tlx-selected');
-      redraw = () => this.drawLayout(drawing, attr, shape, dtype, label, colorBy.value);
-      redraw();
-      colorBy.scrollIntoView({ block: 'start', behavior: 'auto' });
-    };
-    const cell = (t: Child, cls = '') => el('td', { class: cls }, typeof t === 'string' ? t : t);
-    if (r.values.length) {
-      const table = el('table', { class: 'tlx-table tlx-values' });
-      table.append(
-        el('thead', {}, el('tr', {}, ...['value', 'line', 'kind', 'shape', 'dtype', 'layout', 'why'].map(h => el('th', { text: h }))))
-      );
-      const body = el('tbody');
-      r.values.forEach((v, i) => {
-        const tr = el(
-          'tr',
-          { 'data-index': i, tabindex: 0 },
-          cell(v.name, 'tlx-mono'),
-          cell(v.line === null ? '' : String(v.line)),
-          cell(v.kind),
-          cell(v.shape.join('\u00d7'), 'tlx-mono'),
-          cell(v.dtype, 'tlx-mono'),
-          cell(v.layout || v.ttgir, 'tlx-mono'),
-          cell(v.reason)
-        );
-        tr.title = v.ttgir;
-        tr.addEventListener('click', () =>
-          select(tr, this.attrFor(v.ttgir, v.layout), v.shape, v.dtype, `${v.name}: ${v.layout || v.ttgir}`)
-        );
-        body.append(tr);
-      });
-      table.append(body);
-      this.layoutsNode.append(el('h4', { text: 'Values and buffers' }), table);
-    }
-    if (r.declared.length) {
-      const table = el('table', { class: 'tlx-table tlx-declared' });
-      table.append(el('thead', {}, el('tr', {}, ...['alias', 'kind', 'attribute', 'uses'].map(h => el('th', { text: h })))));
-      const body = el('tbody');
-      for (const d of r.declared) {
-        const tr = el(
-          'tr',
-          { tabindex: 0 },
-          cell(d.alias, 'tlx-mono'),
-          cell(d.kind),
-          cell(d.attr, 'tlx-mono tlx-attr'),
-          cell(String(d.uses.length))
-        );
-        const use = d.uses[0] ?? {};
-        const shape = Array.isArray(use.shape) ? (use.shape as number[]) : [];
-        tr.addEventListener('click', () =>
-          select(tr, parseAttr(d.attr), shape, String(use.dtype ?? 'f16'), `${d.alias}`)
-        );
-        body.append(tr);
-      }
-      table.append(body);
-      this.layoutsNode.append(el('h4', { text: 'Layouts declared in TTGIR' }), table);
-    }
-    if (!r.values.length && !r.declared.length) {
-      this.layoutsNode.append(el('div', { class: 'tlx-empty', text: 'No layouts in this Report.' }));
-      return;
-    }
-    this.layoutsNode.append(el('div', { class: 'tlx-layout-tools' }, colorBy), drawing);
-    drawing.append(el('div', { class: 'tlx-layout-note', text: 'Click a row to draw its layout.' }));
-  }
-
-  private drawLayout(
-    host: HTMLElement,
-    attr: ParsedAttr | null,
-    shape: number[],
-    dtype: string,
-    label: string,
-    colorBy: string
-  ): void {
-    clear(host);
-    host.dataset.layout = attr?.kind ?? '';
-    try {
-      if (!attr) {
-        throw new Error('this layout could not be parsed');
-      }
-      if (!shape.length) {
-        throw new Error('no shape is known for this layout');
-      }
-      if (attr.kind.endsWith('shared')) {
-        drawShared(host, sharedLayout(attr, dtypeBytes(dtype)), shape, label);
-      } else {
-        const ll = toLinearLayout(attr, shape, this.resolveAlias);
-        const map = ownership(ll);
-        const title = el('div', { class: 'tlx-layout-title', text: `${label} \u2014 ${shape.join('\u00d7')} ${dtype}` });
-        const inner = el('div');
-        host.append(title, inner);
-        drawOwnership(inner, map, colorBy);
-      }
-    } catch (e) {
-      host.append(el('div', { class: 'tlx-layout-note', text: `${label}: ${(e as Error).message}` }));
-    }
   }
 }

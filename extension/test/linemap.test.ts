@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LineIndex, describeRanges, findMatches, linkedLines, toRanges } from '../src/linemap';
-import { normalizeReport, parseLineMap } from '../src/types';
+import { inflate, loadReport, parseLineMap } from '../src/types';
+import { gzipSync } from 'zlib';
 
 const ptx = new LineIndex(parseLineMap({ '3': [10, 11], '5': [12, 40, 41], '6': [41] }));
 const sass = new LineIndex(parseLineMap({ '5': [100, 101], '3': [90] }));
@@ -64,9 +65,9 @@ describe('ranges and search', () => {
   });
 });
 
-describe('normalizeReport', () => {
-  it('reads the schema 1.0 shape', () => {
-    const r = normalizeReport({
+describe('loadReport', () => {
+  it('reads the schema 1.0 shape (texts in the clear)', async () => {
+    const r = await loadReport({
       schema_version: '1.0',
       id: 'abc',
       kernel: {
@@ -89,21 +90,31 @@ describe('normalizeReport', () => {
     expect(r.kernelFirstLine).toBe(2);
     expect(r.stages.map(s => s.name)).toEqual(['ttgir', 'ptx']);
     expect(r.stages[0].lineMap.get(3)).toEqual([1]);
+    expect(r.stages[0].lineCount).toBe(2);
     expect(r.stagesFirst).toEqual(['ptx']);
     expect(r.target).toBe('sm_90');
     expect(r.timeline).toBeNull();
   });
-  it('tolerates garbage', () => {
-    const r = normalizeReport({ stages: 'nope', layouts: 5 });
+  it('inflates gzip+base64 stage texts and stage diffs (schema 2.0)', async () => {
+    const text = Array.from({ length: 3000 }, (_, i) => `\tmov.u32 %r${i}, ${i}; // \u00e9`).join('\n');
+    const gz = gzipSync(Buffer.from(text, 'utf8')).toString('base64');
+    expect(await inflate(gz)).toBe(text);
+    const r = await loadReport({
+      schema_version: '2.0',
+      stages: [{ name: 'ptx', language: 'ptx', line_count: 3000, text_gz: gz, line_map: { '1': [3000] } }],
+      previous: { id: 'p', created: '', same_key: false, source_diff: '', metadata: [],
+        stages: [{ name: 'ptx', status: 'changed', added: 1, removed: 1, diff_gz: gz }] }
+    });
+    expect(r.stages[0].text).toBe(text);
+    expect(r.previous!.stages[0].diff).toBe(text);
+  });
+  it('tolerates garbage', async () => {
+    const r = await loadReport({ stages: 'nope', layouts: 5, measurements: [1, { no: 'kind' }], timeline: 3 });
     expect(r.stages).toEqual([]);
     expect(r.values).toEqual([]);
-    expect(normalizeReport(null).kernelName).toBe('kernel');
-  });
-  it('accepts artifact-style stage dicts and sorts them', () => {
-    const r = normalizeReport({ stages: { sass: 's', ttgir: 't', ptx: 'p' }, line_maps: { ptx: { '1': [1] } } });
-    expect(r.stages.map(s => s.name)).toEqual(['ttgir', 'ptx', 'sass']);
-    expect(r.stages[1].language).toBe('ptx');
-    expect(r.stages[1].lineMap.get(1)).toEqual([1]);
+    expect(r.measurements).toEqual([]);
+    expect(r.timeline).toBeNull();
+    expect((await loadReport(null)).kernelName).toBe('kernel');
   });
 });
 
@@ -113,16 +124,17 @@ describe('timeline payloads', () => {
   it('reads workbench.measure.timeline lanes (start_ns + dur_ns, one row per CTA and role)', () => {
     const spans = timelineSpans({
       kind: 'timeline',
-      events: 120,
-      roles: [{ role: 'producer', events: 10 }],
+      status: 'ok',
+      reason: null,
+      roles: [{ role: 'producer' }],
       lanes: [
         { cta: 0, role: 'producer', category: 'tma', name: 'load', start_ns: 10, dur_ns: 5, cycles: 9 },
         { cta: 0, role: 'consumer', category: 'mma', name: 'wgmma', start_ns: 12, dur_ns: 8, cycles: 14 }
       ]
     });
     expect(spans).toEqual([
-      { row: 'CTA 0 \u00b7 producer', name: 'load', start: 10, end: 15 },
-      { row: 'CTA 0 \u00b7 consumer', name: 'wgmma', start: 12, end: 20 }
+      { row: 'CTA 0 \u00b7 producer', name: 'load', category: 'tma', start: 10, end: 15 },
+      { row: 'CTA 0 \u00b7 consumer', name: 'wgmma', category: 'mma', start: 12, end: 20 }
     ]);
   });
 });

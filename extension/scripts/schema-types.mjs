@@ -1,0 +1,37 @@
+// Generate src/schema.d.ts (the Report's TypeScript types) from workbench/report/schema.json.
+// `npm run build` runs it before tsc; `--check` exits 1 when the committed file differs (drift).
+import { compile } from 'json-schema-to-typescript';
+import { readFileSync, writeFileSync } from 'fs';
+import { dirname, join } from 'path';
+import { fileURLToPath } from 'url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const SCHEMA = join(here, '..', '..', 'workbench', 'report', 'schema.json');
+export const OUT = join(here, '..', 'src', 'schema.d.ts');
+
+export async function generate() {
+  const schema = JSON.parse(readFileSync(SCHEMA, 'utf8'));
+  return compile(schema, 'TlxReport', {
+    bannerComment:
+      '/* Generated from workbench/report/schema.json by scripts/schema-types.mjs: do not edit.\n' +
+      ' * `npm run build:types` regenerates it; test/schema.test.ts fails when it drifts. */',
+    additionalProperties: false, // in the types only: a typo in the viewer is a compile error
+    unreachableDefinitions: true,
+    strictIndexSignatures: false,
+    format: true,
+    style: { singleQuote: true, printWidth: 120 }
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const text = await generate();
+  if (process.argv.includes('--check')) {
+    const now = readFileSync(OUT, 'utf8');
+    if (now !== text) {
+      console.error('src/schema.d.ts is out of date: run `npm run build:types`');
+      process.exit(1);
+    }
+  } else {
+    writeFileSync(OUT, text);
+  }
+}

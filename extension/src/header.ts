@@ -1,0 +1,152 @@
+/**
+ * The viewer's header: kernel name and resource facts, the tasks of a warp-specialized kernel, and
+ * a status block saying what ran, what was checked and measured (or why not), the static findings
+ * and the diagnostics. Lines with a source line are clickable (they pin that line in the code tab).
+ */
+import { clear, el, fmtBytes, fmtNum } from './dom';
+import { checkLine, measurementLine, provenance, runLine } from './summary';
+import { Report } from './types';
+
+export interface HeaderOptions {
+  onOpenBeside?: () => void;
+  /** A click on a finding's or diagnostic's line. */
+  onLine: (line: number) => void;
+}
+
+function fact(label: string, value: string, key: string): HTMLElement {
+  return el(
+    'span',
+    { class: 'tlx-fact', 'data-fact': key },
+    el('span', { class: 'tlx-fact-label', text: label }),
+    el('span', { class: 'tlx-fact-value', text: value })
+  );
+}
+
+function facts(r: Report): HTMLElement {
+  const m = r.metadata;
+  const spills = typeof m.spills === 'number' ? m.spills : null;
+  const node = el(
+    'div',
+    { class: 'tlx-facts' },
+    fact('target', r.target || '\u2014', 'target'),
+    fact('warps', fmtNum(m.num_warps), 'warps'),
+    fact('shared', fmtBytes(m.shared_bytes), 'shared'),
+    fact('registers', fmtNum(m.registers), 'registers'),
+    fact('spills', spills === null ? '\u2014' : `${spills} B`, 'spills')
+  );
+  if (spills) {
+    node.lastElementChild!.classList.add('tlx-bad');
+  }
+  if (r.tasks.length) {
+    const text = r.tasks
+      .map(t => `${t.partition === null ? 'default' : `p${t.partition}`} ${t.num_warps}w/${t.registers ?? '?'}r`)
+      .join(', ');
+    node.append(fact('tasks', text, 'tasks'));
+  }
+  return node;
+}
+
+function statusItem(cls: string, text: string, title = ''): HTMLElement {
+  return el('li', { class: `tlx-status-item ${cls}`, text, title: title || undefined });
+}
+
+/** What ran, what was checked and what was measured: one line each. */
+function statusBlock(r: Report): HTMLElement | null {
+  const list = el('ul', { class: 'tlx-run-status' });
+  const last = r.runs[r.runs.length - 1];
+  if (last) {
+    list.append(statusItem(last.ran ? 'tlx-ok' : 'tlx-muted', runLine(last)));
+  }
+  for (const c of r.checks) {
+    const cls = c.status === 'passed' ? 'tlx-ok' : c.status === 'skipped' ? 'tlx-muted' : 'tlx-bad';
+    const li = statusItem(`tlx-check ${cls}`, checkLine(c));
+    li.dataset.status = c.status;
+    list.append(li);
+  }
+  for (const m of [...r.measurements, ...(r.timeline ? [r.timeline] : [])]) {
+    const ok = (m.status ?? 'ok') === 'ok';
+    const li = statusItem(`tlx-measured ${ok ? '' : m.status === 'error' ? 'tlx-bad' : 'tlx-muted'}`, measurementLine(m));
+    li.dataset.kind = m.kind;
+    li.dataset.status = m.status ?? 'ok';
+    if (ok && provenance(m)) {
+      li.append(el('span', { class: 'tlx-provenance', text: ` (${provenance(m)})` }));
+    }
+    list.append(li);
+  }
+  return list.childElementCount ? list : null;
+}
+
+function issues(r: Report, onLine: (line: number) => void): HTMLElement | null {
+  const list = el('ul', { class: 'tlx-diagnostics' });
+  const add = (sev: string, line: number | null, msg: string, hint: string, extra: HTMLElement[], cls: string) => {
+    const li = el(
+      'li',
+      { class: `tlx-diag tlx-diag-${sev} ${cls}` },
+      el('span', { class: 'tlx-diag-sev', text: sev }),
+      line !== null ? el('span', { class: 'tlx-diag-line', text: `line ${line}` }) : null,
+      el('span', { class: 'tlx-diag-msg', text: msg }),
+      hint ? el('span', { class: 'tlx-diag-hint', text: hint }) : null,
+      ...extra
+    );
+    if (line !== null) {
+      li.addEventListener('click', ev => {
+        ev.stopPropagation();
+        onLine(line);
+      });
+    }
+    list.append(li);
+  };
+  for (const f of r.findings) {
+    const related = (f.related ?? []).map(x => {
+      const span = el('span', { class: 'tlx-related', text: `${x.line !== null ? `line ${x.line}: ` : ''}${x.message}` });
+      if (x.line !== null) {
+        const line = x.line;
+        span.addEventListener('click', ev => {
+          ev.stopPropagation();
+          onLine(line);
+        });
+      }
+      return span;
+    });
+    add(f.severity, f.line, `[${f.rule}] ${f.message}`, f.hint ?? '', related, 'tlx-finding');
+  }
+  for (const d of r.diagnostics) {
+    if (d.source === 'run') {
+      continue; // the run line says it
+    }
+    add(d.severity, d.line, d.message, d.hint, [], '');
+  }
+  return list.childElementCount ? list : null;
+}
+
+export function renderHeader(host: HTMLElement, r: Report, opts: HeaderOptions): void {
+  clear(host);
+  const title = el(
+    'div',
+    { class: 'tlx-title' },
+    el('span', { class: 'tlx-kernel-name', text: r.kernelName }),
+    r.device.available === false
+      ? el('span', { class: 'tlx-note', text: `no GPU: compiled only${r.device.reason ? ` (${r.device.reason})` : ''}` })
+      : null
+  );
+  const buttons = el('div', { class: 'tlx-actions' });
+  if (opts.onOpenBeside) {
+    const b = el('button', {
+      class: 'jp-Button tlx-open-beside',
+      type: 'button',
+      title: 'Open this viewer in the main area, beside the notebook; it follows this cell',
+      text: 'Open beside'
+    });
+    b.addEventListener('click', () => opts.onOpenBeside!());
+    buttons.append(b);
+  }
+  host.append(title, facts(r), buttons);
+  const status = statusBlock(r);
+  const found = issues(r, opts.onLine);
+  if (status) {
+    host.append(status);
+  }
+  if (found) {
+    host.append(found);
+  }
+}

@@ -1,0 +1,714 @@
+/* Generated from workbench/report/schema.json by scripts/schema-types.mjs: do not edit.
+ * `npm run build:types` regenerates it; test/schema.test.ts fails when it drifts. */
+
+/**
+ * One compiler stage. Its text is either plain (text) or gzip-compressed and base64-encoded (text_gz); exactly one of the two is present.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "stage".
+ */
+export type Stage = {
+  /**
+   * e.g. ttir, ttgir, llir, ptx, sass.
+   */
+  name: string;
+  language: 'python' | 'mlir' | 'llvm' | 'ptx' | 'sass' | 'text';
+  /**
+   * Number of lines of the text.
+   */
+  line_count: number;
+  text?: string;
+  /**
+   * base64 of the gzip-compressed UTF-8 text.
+   */
+  text_gz?: string;
+  /**
+   * User line (decimal string) -> 1-based lines of this stage.
+   */
+  line_map: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^[0-9]+$".
+     */
+    [k: string]: number[];
+  };
+} & Stage1;
+export type Stage1 = {
+  [k: string]: unknown;
+};
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "measurement".
+ */
+export type Measurement = Bench | Roofline | Capture | OtherMeasurement;
+/**
+ * ok: measured; skipped: not measured, reason says why (e.g. no GPU); error: it failed, reason says how.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "status".
+ */
+export type Status = 'ok' | 'skipped' | 'error';
+
+/**
+ * One Report per kernel per %%tlx cell run. MIME type application/vnd.tlx-workbench.report+json. Minor versions (2.x) only add optional fields; a consumer must ignore properties it does not know. All line numbers are 1-based. User lines are lines of kernel.source.text; when the kernel was defined in the cell (kernel.source.in_cell), they are the cell's lines as the editor numbers them (the %%tlx line is line 1). Large texts (stages, stage diffs) are stored once, gzip-compressed and base64-encoded (text_gz, diff_gz), so a Report stays a few hundred KiB in the notebook.
+ */
+export interface TlxReport {
+  schema_version: '2.0';
+  /**
+   * Unique id of this Report (hex).
+   */
+  id: string;
+  /**
+   * ISO 8601 UTC timestamp, e.g. 2025-01-01T12:00:00.000Z.
+   */
+  created: string;
+  kernel: Kernel;
+  cell: Cell;
+  /**
+   * Compiler stages in pipeline order (source first, SASS last).
+   */
+  stages: Stage[];
+  metadata: Metadata;
+  layouts: Layouts;
+  /**
+   * One entry per captured launch (capped; kernel.launches has the count).
+   */
+  runs: Run[];
+  /**
+   * Filled by workbench.measure (--bench): a bench payload (the timing) and, with FLOP/byte counts, a roofline payload; other kinds (capture, ...) may follow.
+   */
+  measurements: Measurement[];
+  /**
+   * Filled by workbench.measure.timeline (--timeline); null when not requested.
+   */
+  timeline: null | Timeline;
+  /**
+   * Findings of the static orchestration checks (workbench.check) on this kernel.
+   */
+  findings?: Finding[];
+  diagnostics: Diagnostic[];
+  device: Device;
+  versions: {
+    workbench: string;
+    triton: string;
+    torch?: string | null;
+    python?: string;
+  };
+  /**
+   * With --diff: how this Report differs from the previous run of the same cell (or the Report given). Null otherwise.
+   */
+  previous: null | Diff;
+  /**
+   * Presentation hints from the magic's options.
+   */
+  view: {
+    /**
+     * Stages to show first, in this order (--stages); the first is the one selected.
+     */
+    stages_first: string[];
+    selected_stage?: string | null;
+  };
+  /**
+   * The %%tlx options this Report was produced with.
+   */
+  options?: {};
+  /**
+   * Names of all kernels captured in the same cell run.
+   */
+  kernels?: string[];
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "kernel".
+ */
+export interface Kernel {
+  name: string;
+  kind: 'triton' | 'gluon' | 'tlx' | 'other';
+  /**
+   * Compile target, e.g. sm_90.
+   */
+  target: string;
+  /**
+   * Content hash of the compilation (artifact cache key).
+   */
+  key: string;
+  cache_hit: boolean;
+  compile_ms?: number | null;
+  /**
+   * Launches captured in this cell run (0 for a plain compile).
+   */
+  launches: number;
+  source: {
+    filename: string;
+    /**
+     * Line of the kernel's def (or first decorator) in text.
+     */
+    first_line: number;
+    last_line?: number | null;
+    /**
+     * The whole file or cell text the user lines refer to.
+     */
+    text: string;
+    kernel_text: string;
+    /**
+     * True when the kernel was defined in this cell; then text == cell.source.
+     */
+    in_cell: boolean;
+  };
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "cell".
+ */
+export interface Cell {
+  /**
+   * The whole cell, %%tlx line included (line 1).
+   */
+  source: string;
+  /**
+   * The name the cell's code was compiled under (linecache), e.g. <tlx-cell-1a2b3c4d5e>.
+   */
+  filename: string;
+  /**
+   * Cell line where the kernel starts; null when defined elsewhere.
+   */
+  kernel_first_line: number | null;
+  magic_line?: string;
+  cell_id?: string | null;
+  execution_count?: number | null;
+}
+/**
+ * Resource facts (Artifact.metadata.to_dict()).
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "metadata".
+ */
+export interface Metadata {
+  name?: string;
+  target?: string;
+  triton_version?: string;
+  num_warps?: number | null;
+  num_stages?: number | null;
+  num_ctas?: number | null;
+  shared_bytes?: number | null;
+  registers?: number | null;
+  spill_stores?: number | null;
+  spill_loads?: number | null;
+  spills?: number | null;
+  local_bytes?: number | null;
+  max_threads?: number | null;
+  /**
+   * Async tasks of a warp-specialized kernel; empty otherwise.
+   */
+  tasks?: Task[];
+  extra?: {};
+}
+/**
+ * One async task (and replica) of a warp-specialized kernel, read from its TTGIR.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "task".
+ */
+export interface Task {
+  /**
+   * null for the default task, else the partition index.
+   */
+  partition: number | null;
+  num_warps: number;
+  /**
+   * Register budget per thread (setmaxnreg), null when unknown.
+   */
+  registers: number | null;
+  requested_registers?: number | null;
+  start_warp?: number | null;
+  /**
+   * First user line of the task's body.
+   */
+  first_line?: number | null;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "layouts".
+ */
+export interface Layouts {
+  declared: {
+    alias: string;
+    kind: string;
+    attr: string;
+    params?: {};
+    shared?: boolean;
+    uses?: LayoutUse[];
+  }[];
+  values: {
+    name: string;
+    line?: number | null;
+    shape?: number[];
+    dtype?: string;
+    layout: string;
+    ttgir?: string;
+    reason?: string;
+    kind?: string;
+  }[];
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "layoutUse".
+ */
+export interface LayoutUse {
+  value?: string;
+  ttgir_line?: number;
+  user_line?: number | null;
+  type?: string;
+  shape?: number[];
+  dtype?: string;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "run".
+ */
+export interface Run {
+  /**
+   * gpu: launched on the device; interpreter: executed by Triton's CPU interpreter; compile: compiled only.
+   */
+  mode: 'gpu' | 'interpreter' | 'compile';
+  ran: boolean;
+  /**
+   * Why it did not run on the GPU (null when it did).
+   */
+  reason: string | null;
+  device?: string | null;
+  grid: number[] | null;
+  /**
+   * Host wall time of the launch call (not a measurement).
+   */
+  elapsed_ms?: number | null;
+  arguments: Argument[];
+  checks: Check[];
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "argument".
+ */
+export interface Argument {
+  name: string;
+  kind: 'tensor' | 'int' | 'float' | 'bool' | 'none' | 'constexpr' | 'descriptor' | 'tuple' | 'other';
+  dtype?: string | null;
+  shape?: number[] | null;
+  strides?: number[] | null;
+  device?: string | null;
+  /**
+   * Scalars and constexprs: the value (JSON scalar or its repr).
+   */
+  value?: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * One --check expression and its outcome. A skipped check says why in message.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "check".
+ */
+export interface Check {
+  /**
+   * The --check expression as given.
+   */
+  expr: string;
+  actual?: string | null;
+  expected?: string | null;
+  status: 'passed' | 'failed' | 'skipped' | 'error';
+  message: string;
+  atol?: number | null;
+  rtol?: number | null;
+  max_abs_err?: number | null;
+  max_rel_err?: number | null;
+  mismatched?: number | null;
+  total?: number | null;
+  first_mismatch?: number[] | null;
+}
+/**
+ * --bench: the kernel's timing (and the --bench-ref reference's), from workbench.measure.report_items.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "bench".
+ */
+export interface Bench {
+  kind: 'bench';
+  status: Status;
+  reason: string | null;
+  measured_by?: string | null;
+  device?: string | null;
+  when?: string | null;
+  timing?: null | Timing;
+  reference?: null | Timing;
+  /**
+   * reference median / kernel median: above 1 = faster than the reference.
+   */
+  ratio?: number | null;
+  errors?: MeasureError[];
+}
+/**
+ * One timing (workbench.measure.BenchResult.to_dict()); times in ms per call.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "timing".
+ */
+export interface Timing {
+  name: string;
+  median_ms: number | null;
+  p10_ms: number | null;
+  p90_ms: number | null;
+  mean_ms?: number | null;
+  min_ms?: number | null;
+  runs: number;
+  calls_per_run?: number;
+  /**
+   * cuda-events or cuda-graph.
+   */
+  method: string;
+  /**
+   * flushed, warm or rotating N input sets.
+   */
+  l2: string;
+  /**
+   * (p90 - p10) / median.
+   */
+  spread?: number | null;
+  stable: boolean;
+  spread_limit?: number;
+  warning?: string | null;
+  notes?: string[];
+  env?: Env;
+  flops?: number | null;
+  bytes?: number | null;
+  tflops?: number | null;
+  tbs?: number | null;
+}
+/**
+ * Where and when a number was measured.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "env".
+ */
+export interface Env {
+  measured_at?: string | null;
+  device?: string | null;
+  driver?: string | null;
+  torch?: string | null;
+  triton?: string | null;
+  python?: string | null;
+  cuda_runtime?: string | null;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "measureError".
+ */
+export interface MeasureError {
+  type: string;
+  message: string;
+  /**
+   * counts, timing, reference or roofline.
+   */
+  where?: string | null;
+}
+/**
+ * Where the kernel sits against the device's roofs (workbench.measure.Roofline.to_dict()). Static (no seconds) when not timed.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "roofline".
+ */
+export interface Roofline {
+  kind: 'roofline';
+  status: Status;
+  reason: string | null;
+  measured_by?: string | null;
+  device?: string | null;
+  when?: string | null;
+  name?: string;
+  dtype?: string;
+  flops?: number | null;
+  bytes?: number | null;
+  counts?: {
+    flops?: number | null;
+    bytes?: number | null;
+    source?: string;
+    note?: string;
+    estimate?: boolean;
+  };
+  /**
+   * FLOP per byte of device-memory traffic.
+   */
+  intensity?: number | null;
+  /**
+   * compute or memory.
+   */
+  bound?: string | null;
+  ridge?: number | null;
+  peak_tflops: number | null;
+  bandwidth_tbs: number | null;
+  attainable_tflops?: number | null;
+  seconds?: number | null;
+  achieved_tflops?: number | null;
+  achieved_tbs?: number | null;
+  compute_fraction?: number | null;
+  memory_fraction?: number | null;
+  roof_fraction?: number | null;
+  ceilings?: Ceilings;
+  ceilings_label?: string;
+  points: RooflinePoint[];
+  notes?: string[];
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "ceilings".
+ */
+export interface Ceilings {
+  device: string;
+  /**
+   * measured or datasheet.
+   */
+  source: string;
+  /**
+   * Peak TFLOP/s by dtype.
+   */
+  tflops?: {
+    [k: string]: number | null;
+  };
+  bandwidth_tbs?: number | null;
+  measured_at?: string | null;
+  driver?: string | null;
+  notes?: string[];
+  method?: {};
+  env?: {};
+  datasheet?: null | {};
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "rooflinePoint".
+ */
+export interface RooflinePoint {
+  name: string;
+  kind?: string;
+  flops?: number | null;
+  bytes?: number | null;
+  seconds?: number | null;
+  intensity: number | null;
+  tflops?: number | null;
+  tbs?: number | null;
+}
+/**
+ * torch.profiler per-kernel table of one call (workbench.measure.Capture.to_dict()).
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "capture".
+ */
+export interface Capture {
+  kind: 'capture';
+  status: Status;
+  reason: string | null;
+  measured_by?: string | null;
+  device?: string | null;
+  when?: string | null;
+  kernels?: {
+    name: string;
+    kind?: string;
+    calls?: number;
+    device_us?: number | null;
+    mean_us?: number | null;
+    share?: number | null;
+  }[];
+  device_ms?: number | null;
+  span_ms?: number | null;
+  event_ms?: number | null;
+  busy_fraction?: number | null;
+  repeat?: number;
+  env?: Env;
+  notes?: string[];
+}
+/**
+ * A measurement of a kind this schema version does not type; shown as its fields.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "otherMeasurement".
+ */
+export interface OtherMeasurement {
+  kind: string;
+  status?: Status;
+  reason?: string | null;
+  measured_by?: string | null;
+  device?: string | null;
+  when?: string | null;
+}
+/**
+ * --timeline: per-role lanes of a sample of CTAs and per-role stats from one instrumented launch (workbench.measure.timeline). Compact: aggregated lanes, not raw events.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "timeline".
+ */
+export interface Timeline {
+  kind: 'timeline';
+  status: Status;
+  reason: string | null;
+  measured_by?: string | null;
+  device?: string | null;
+  when?: string | null;
+  kernel?: string;
+  ctas_recorded?: number;
+  ctas_total?: number;
+  /**
+   * The SM clock used to turn cycles into ns (mhz, source).
+   */
+  clock?: {};
+  roles?: TimelineRole[];
+  lanes?: TimelineLane[];
+  overlap?: {} | null;
+  cta_start_skew?: {} | null;
+  dropped?: {} | null;
+  /**
+   * Plain vs instrumented timing and the overhead.
+   */
+  timing?: {} | null;
+  warnings?: string[];
+  errors?: unknown[];
+  env?: Env;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "timelineRole".
+ */
+export interface TimelineRole {
+  role: string;
+  /**
+   * producer, consumer or other.
+   */
+  kind?: string;
+  warps?: unknown;
+  busy_fraction?: number | null;
+  waiting_fraction?: number | null;
+  span_ns?: number | null;
+  activity_share?: {};
+  iterations?: {};
+  phases_ns?: {};
+  notes?: string[];
+}
+/**
+ * One bar of the per-role timeline: a CTA's role (all its warps folded) doing one activity.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "timelineLane".
+ */
+export interface TimelineLane {
+  cta?: number | null;
+  role: string;
+  /**
+   * task, waiting, tma, mma, epilogue, other.
+   */
+  category?: string;
+  name?: string;
+  start_ns?: number;
+  dur_ns?: number;
+  cycles?: number | null;
+}
+/**
+ * A finding of a static orchestration check, pointing at the user's line.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "finding".
+ */
+export interface Finding {
+  /**
+   * Which check, e.g. wait-never-completed.
+   */
+  rule: string;
+  severity: 'error' | 'warning' | 'info';
+  line: number | null;
+  message: string;
+  related?: {
+    line: number | null;
+    message: string;
+  }[];
+  hint?: string | null;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "diagnostic".
+ */
+export interface Diagnostic {
+  severity: 'error' | 'warning' | 'info';
+  message: string;
+  /**
+   * User line (see top description).
+   */
+  line: number | null;
+  col?: number | null;
+  hint: string | null;
+  /**
+   * What produced it: compile, tlx, run, check, magic, profile, ...
+   */
+  source?: string | null;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "device".
+ */
+export interface Device {
+  available: boolean;
+  kind: 'cuda' | 'hip' | 'none';
+  name: string | null;
+  /**
+   * e.g. sm_90
+   */
+  arch?: string | null;
+  /**
+   * Why no GPU is available.
+   */
+  reason?: string | null;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "diff".
+ */
+export interface Diff {
+  id: string;
+  created: string;
+  /**
+   * The compilation is identical.
+   */
+  same_key: boolean;
+  /**
+   * Unified diff of the kernel source (empty when equal).
+   */
+  source_diff: string;
+  metadata: {
+    field: string;
+    before: unknown;
+    after: unknown;
+  }[];
+  stages: StageDiff[];
+  measurements?: {
+    kind: string;
+    before?: unknown;
+    after?: unknown;
+  }[];
+}
+/**
+ * How one stage changed; the unified diff is plain (diff) or gzip+base64 (diff_gz).
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "stageDiff".
+ */
+export interface StageDiff {
+  name: string;
+  status: 'same' | 'changed' | 'added' | 'removed';
+  added: number;
+  removed: number;
+  /**
+   * Unified diff (possibly truncated).
+   */
+  diff?: string;
+  /**
+   * The same, gzip-compressed and base64-encoded.
+   */
+  diff_gz?: string;
+  truncated?: boolean;
+}
