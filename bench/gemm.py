@@ -2,7 +2,8 @@
 
     python3 bench/gemm.py                        # 7 shapes, each kernel tuned over its CONFIGS (~3 min, H200)
     python3 bench/gemm.py --quick                # 8192^3, 4096^3, 2048^3 (~1.5 min)
-    python3 bench/gemm.py --sweep --budget-s 200 # every candidate config of every kernel (~4 min)
+    python3 bench/gemm.py --sweep --budget-s 200 # every candidate config of every kernel (~2-3 min)
+    python3 bench/gemm.py --from-sweep latest    # the bench, tuning over CONFIGS + the sweep's 3 best
     python3 bench/gemm.py --kernels ws_cooperative --shapes 8192x8192x8192 --no-meta
 
 Every GPU step runs in a worker process (bench/gemm_worker.py) so that a config that hangs or faults is
@@ -302,6 +303,28 @@ def print_table(rows: list[dict], cub: dict, shapes) -> None:
                 f"{f(ratio.get('triton_dot'))} {f(meta)}  {r['config'][:60]}")
 
 
+def with_swept(plan: dict[str, list[dict]], source: str) -> dict[str, list[dict]]:
+    """``plan`` with the three best configs per kernel of a sweep result first (``latest``: the newest file)."""
+    from tlx_kernels.gemm.common import config_name
+
+    files = sorted((ROOT / "bench" / "results").glob("gemm-sweep-*.json"), key=lambda f: f.stat().st_mtime)
+    path = (files[-1] if files else None) if source == "latest" else Path(source)
+    if path is None or not path.exists():
+        log(f"--from-sweep {source}: no sweep result found; CONFIGS only")
+        return plan
+    ranked = json.loads(path.read_text()).get("ranking", {})
+    log(f"configs from {path.name}: " + ", ".join(f"{k} {len(v[:3])}" for k, v in ranked.items() if k in plan))
+    out = {}
+    for kernel, cfgs in plan.items():
+        merged, seen = [], set()
+        for cfg in [r["cfg"] for r in ranked.get(kernel, [])[:3]] + cfgs:
+            if config_name(cfg) not in seen:
+                seen.add(config_name(cfg))
+                merged.append(cfg)
+        out[kernel] = merged
+    return out
+
+
 def write(doc: dict, args, stem: str) -> Path:
     date = dt.datetime.now().strftime("%Y-%m-%d")
     path = Path(args.out) if args.out else ROOT / "bench" / "results" / f"{stem}-{date}.json"
@@ -328,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=min(6, max(1, (os.cpu_count() or 2) // 2)), help="preflight workers")
     p.add_argument("--odd", action="store_true", help="--sweep: preflight also checks the odd shape 1000x1500x777")
     p.add_argument("--job-timeout", type=float, default=240.0, help="s without progress before a worker is killed")
+    p.add_argument("--from-sweep", default=None, metavar="PATH|latest",
+                   help="also tune over the 3 best configs per kernel of a --sweep result (latest: the newest)")
     p.add_argument("--out", default=None, help="output JSON path")
     args = p.parse_args(argv)
     t_start = time.time()
@@ -350,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{'sweep' if args.sweep else 'bench'} of {kernels} at {shapes}, {args.dtype}")
 
     plan = {k: (G.MODULES[k].candidates() if args.sweep else list(G.MODULES[k].CONFIGS)) for k in kernels}
+    if args.from_sweep and not args.sweep:
+        plan = with_swept(plan, args.from_sweep)
     log(f"preflight ({sum(map(len, plan.values()))} configs, {args.workers} workers):")
     verdict = preflight(plan, PREFLIGHT_SHAPES if args.odd or not args.sweep else PREFLIGHT_SHAPES[:1], args)
     passing = {k: [c for c in cfgs if verdict[k].get(config_name(c)) == "ok"] for k, cfgs in plan.items()}
