@@ -55,16 +55,26 @@ def candidates(D: int) -> list[tuple[str, tuple[str, dict[str, Any]]]]:
     return out
 
 
+def _checker(q, k, v, causal: bool, sm_scale: float):
+    """Accepts an output within :func:`common.tolerance` of torch SDPA (the same top-left causal mask)."""
+    import torch
+
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=sm_scale)
+    return lambda out: common.rel_err(out, ref) < common.tolerance(q.dtype)
+
+
 def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, out=None, lse=None,
               return_lse: bool = False):
     """``softmax(q k^T * sm_scale [+ causal mask]) v`` in ``q``'s dtype (and the logsumexp if ``return_lse``).
 
     The first call for a problem (sizes bucketed to powers of two, dtype, head dim, causal) times
-    :func:`candidates` on the GPU and keeps the fastest; ``TLX_KERNELS_NO_TUNE=1`` takes the first.
+    :func:`candidates` on the GPU and keeps the fastest whose output matches torch SDPA;
+    ``TLX_KERNELS_NO_TUNE=1`` takes the first.
     """
     p = common.problem(q, k, v, causal, sm_scale)
     name, cfg = _tuner.choose(p.key(), candidates(p.D),
-                              lambda c: MODULES[c[0]].prepare(q, k, v, causal, c[1], sm_scale).run())
+                              lambda c: MODULES[c[0]].prepare(q, k, v, causal, c[1], sm_scale).run(),
+                              check=_checker(q, k, v, causal, p.sm_scale) if p.key() not in _tuner.cache else None)
     launch = MODULES[name].prepare(q, k, v, causal, cfg, sm_scale, out, lse, want_lse=return_lse)
     launch.run()
     return (launch.out, launch.lse) if return_lse else launch.out

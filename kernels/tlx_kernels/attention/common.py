@@ -281,7 +281,10 @@ class Tuner:
     timings: dict[Any, list[tuple[str, float]]] = field(default_factory=dict)
     errors: dict[Any, list[str]] = field(default_factory=dict)
 
-    def choose(self, key: Any, candidates: Sequence[tuple[str, Any]], run: Callable[[Any], Any]):
+    def choose(self, key: Any, candidates: Sequence[tuple[str, Any]], run: Callable[[Any], Any],
+               check: Callable[[Any], bool] | None = None):
+        """The fastest of ``candidates`` (``(name, candidate)``) for ``key``; ``run(candidate)`` launches one and
+        returns its output, which ``check`` (if given) must accept for the candidate to count."""
         if key in self.cache:
             return self.cache[key]
         if len(candidates) == 1 or os.environ.get("TLX_KERNELS_NO_TUNE"):
@@ -290,7 +293,10 @@ class Tuner:
         best, best_ms, rows, errors = None, math.inf, [], []
         for name, cand in candidates:
             try:
-                run(cand)  # compile outside the timed region
+                out = run(cand)  # compile outside the timed region
+                if check is not None and not check(out):
+                    errors.append(f"{name}: wrong result")
+                    continue
                 ms = bench_ms(lambda cand=cand: run(cand), warmup_ms=10, rep_ms=40)
             except Exception as e:  # a candidate that does not compile or launch is skipped
                 errors.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
