@@ -23,9 +23,10 @@ $(STAMP): pyproject.toml extension/package.json extension/package-lock.json
 
 install: $(STAMP)
 
+# Serves the repository (the file browser reaches kernels/ and tutorials/) and opens the first tutorial.
 lab: install
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) \
-	  tutorials/01-producer-consumer-gemm.ipynb
+	  --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/tutorials/01-producer-consumer-gemm.ipynb
 
 browser-deps:
 	@test -x /usr/bin/chromium || { \
