@@ -24,12 +24,13 @@ _SHORT = {
     "CONSUMER_REGS": "r",
     "WARP_BAR": "wb",
     "WS": "ws",
+    "MMA_WAIT": "mw",
 }
-_DEFAULTS = {"EPI_SPLIT": 1, "EPI_BUFS": 1, "WARP_BAR": False, "CONSUMER_REGS": 232}
+_DEFAULTS = {"EPI_SPLIT": 1, "EPI_BUFS": 1, "WARP_BAR": False, "CONSUMER_REGS": 232, "MMA_WAIT": 1}
 
 
 _ORDER = ("PERSISTENT", "WS", "NUM_STAGES", "num_stages", "GROUP_M", "EPI_SPLIT", "EPI_BUFS", "WARP_BAR",
-          "CONSUMER_REGS", "num_warps")
+          "MMA_WAIT", "CONSUMER_REGS", "num_warps")
 
 
 def config_name(cfg: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ Persistent: the grid is at most one CTA per SM; each CTA walks the output tiles 
 - two consumers (``replicate=2``, 4 warps each, ``CONSUMER_REGS`` registers via setmaxnreg): consumer
   ``cid`` owns rows ``cid * BM/2 ...`` of the tile, waits on ``full``, issues an asynchronous wgmma on
   its half of A and the shared B tile, keeps one wgmma group in flight and releases the previous slot
+  (``MMA_WAIT=0``: waits for each step's wgmma and releases its slot at once, a deeper effective ring)
   (``empty`` completes when both consumers have arrived; with ``WARP_BAR`` every consumer thread
   arrives, so no warpgroup barrier precedes the arrival). Epilogue: fp32 -> output dtype -> shared
   memory -> TMA store, in ``EPI_SPLIT`` column subtiles through ``EPI_BUFS`` buffers per consumer,
@@ -62,7 +63,8 @@ def _produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM: tl.conste
 @triton.jit
 def _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid: tl.constexpr, BM: tl.constexpr,
              BN: tl.constexpr, BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr,
-             A_T: tl.constexpr, B_T: tl.constexpr, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr):
+             A_T: tl.constexpr, B_T: tl.constexpr, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr,
+             MMA_WAIT: tl.constexpr):
     HALF: tl.constexpr = BM // 2
     num_pid_m = tl.cdiv(M, BM)
     num_pid_n = tl.cdiv(N, BN)
@@ -79,14 +81,18 @@ def _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid: tl.const
             tlx.barrier_wait(full[slot], (it // NUM_STAGES) & 1)
             a = C.operand(a_bufs[cid * NUM_STAGES + slot], A_T)
             acc = tlx.async_dot(a, C.operand(b_bufs[slot], B_T), acc)
-            # one wgmma group stays in flight: the previous step's is done, so its slot is free
-            acc = tlx.async_dot_wait(1, acc)
-            if k > 0:
-                tlx.barrier_arrive(empty[prev])
+            if MMA_WAIT == 0:  # this step's wgmma is done: free its slot now (the other consumer's keeps the
+                acc = tlx.async_dot_wait(0, acc)  # tensor cores busy meanwhile; the producer gets a slot sooner)
+                tlx.barrier_arrive(empty[slot])
+            else:  # one wgmma group stays in flight: the previous step's is done, so its slot is free
+                acc = tlx.async_dot_wait(1, acc)
+                if k > 0:
+                    tlx.barrier_arrive(empty[prev])
             prev = slot
             it += 1
         acc = tlx.async_dot_wait(0, acc)
-        tlx.barrier_arrive(empty[prev])
+        if MMA_WAIT != 0:
+            tlx.barrier_arrive(empty[prev])
         C.store_tile(c_desc, c_bufs, cid * EPI_BUFS, acc, pid_m * BM + cid * HALF, pid_n * BN, EPI_SPLIT, EPI_BUFS)
     tlx.async_descriptor_store_wait(0)
 
@@ -110,6 +116,7 @@ def ws_cooperative_kernel(
     EPI_SPLIT: tl.constexpr = 1,
     EPI_BUFS: tl.constexpr = 1,
     WARP_BAR: tl.constexpr = False,
+    MMA_WAIT: tl.constexpr = 1,
 ):
     dtype = tlx.dtype_of(a_desc)
     HALF: tl.constexpr = BM // 2
@@ -134,7 +141,7 @@ def ws_cooperative_kernel(
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=2):
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid, BM, BN, BK, NUM_STAGES, GROUP_M,
-                     A_T, B_T, EPI_SPLIT, EPI_BUFS)
+                     A_T, B_T, EPI_SPLIT, EPI_BUFS, MMA_WAIT)
 
 
 # First = default (the tuner and bench/gemm.py --sweep pick per problem; see bench/results/gemm-sweep-*).
@@ -142,6 +149,7 @@ def ws_cooperative_kernel(
 # (limit 232,448 B): 128x256x64 with 4 stages (196,608 B) leaves room for 32 KiB of epilogue buffers.
 CONFIGS: list[dict[str, Any]] = [
     dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=8, EPI_SPLIT=2, num_warps=4),
+    dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=8, EPI_SPLIT=2, MMA_WAIT=0, num_warps=4),
     dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=16, EPI_SPLIT=4, EPI_BUFS=2, num_warps=4),
     dict(BM=128, BN=256, BK=64, NUM_STAGES=3, GROUP_M=8, num_warps=4),
     dict(BM=128, BN=256, BK=64, NUM_STAGES=4, GROUP_M=8, EPI_SPLIT=2, WARP_BAR=True, num_warps=4),
@@ -157,11 +165,12 @@ def candidates() -> list[dict[str, Any]]:
     (the 128x256 and 256x128 tiles with a 4-stage ring and split epilogue, 128x256 with 3 stages and a
     whole-tile epilogue), most promising first; only configs that fit in shared memory."""
     wide, tall, deep = CONFIGS[0], dict(CONFIGS[0], BM=256, BN=128), dict(CONFIGS[0], NUM_STAGES=3, EPI_SPLIT=1)
-    knobs = dict(GROUP_M=[16, 4, 32], EPI_SPLIT=[4, 1], WARP_BAR=[True], CONSUMER_REGS=[240, 0])
+    knobs = dict(MMA_WAIT=[0], GROUP_M=[16, 4, 32], EPI_SPLIT=[4, 1], WARP_BAR=[True], CONSUMER_REGS=[240, 0])
     space = list(CONFIGS)
     space += C.variants(wide, **knobs) + C.variants(dict(wide, EPI_SPLIT=4, EPI_BUFS=2), GROUP_M=[16], WARP_BAR=[True])
-    space += C.variants(tall, GROUP_M=[16, 4], EPI_SPLIT=[4], WARP_BAR=[True])
-    space += C.variants(deep, GROUP_M=[16], EPI_SPLIT=[2], EPI_BUFS=[2], WARP_BAR=[True])
+    space += C.variants(dict(wide, MMA_WAIT=0), GROUP_M=[16], EPI_SPLIT=[4], WARP_BAR=[True])
+    space += C.variants(tall, MMA_WAIT=[0], GROUP_M=[16, 4], EPI_SPLIT=[4], WARP_BAR=[True])
+    space += C.variants(deep, MMA_WAIT=[0], GROUP_M=[16], EPI_SPLIT=[2], EPI_BUFS=[2], WARP_BAR=[True])
     space += [dict(BM=128, BN=128, BK=64, NUM_STAGES=s, GROUP_M=8, num_warps=4) for s in (6, 7)]
     return C.feasible(space, KIND)
 kernel = ws_cooperative_kernel
