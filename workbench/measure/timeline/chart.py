@@ -1,4 +1,5 @@
-"""Plotly Gantt chart of a timeline (lanes CTA -> role, coloured by activity) and a Perfetto export."""
+"""Plotly Gantt chart of a timeline (lanes CTA -> role, coloured by category), the Report's aggregated lanes,
+and a Perfetto export."""
 
 from __future__ import annotations
 
@@ -6,23 +7,30 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workbench.measure.timeline.trace import Trace, pick_ctas
+from workbench.measure.timeline.stats import lanes_of
+from workbench.measure.timeline.trace import CATEGORIES, Trace, pick_ctas
 
 COLORS = {
     "waiting": "#d62728",
     "tma": "#1f77b4",
     "mma": "#2ca02c",
+    "mma_wait": "#98df8a",
     "epilogue": "#9467bd",
+    "store_wait": "#c5b0d5",
     "other": "#7f7f7f",
     "task": "#e8e8e8",
+    "untracked": "#e8e8e8",
 }
 LABELS = {
     "waiting": "waiting on a barrier",
     "tma": "TMA issue",
-    "mma": "MMA (issue and wait)",
+    "mma": "MMA issue",
+    "mma_wait": "waiting for MMA",
     "epilogue": "epilogue store",
+    "store_wait": "waiting for TMA stores",
     "other": "other scope",
     "task": "task (whole role)",
+    "untracked": "no scope (math, address, loop)",
 }
 
 
@@ -52,6 +60,56 @@ def lane_rows(trace: Trace, ctas: list[int] | None = None, max_ctas: int = 8) ->
     return rows
 
 
+def aggregated_lanes(trace: Trace, ctas: list[int] | None = None, max_ctas: int = 4,
+                     bins: int = 160) -> list[dict[str, Any]]:
+    """The Report's lanes: per (CTA, role) of a CTA sample, the role's span cut into ``bins`` equal bins,
+    each labelled with the category covering most of it (``untracked`` when scopes cover under a
+    third), runs of equal labels merged into one segment: ``{cta, role, name, start_ns, dur_ns,
+    share}`` (``share``: the mean fraction of the segment its category covers). At most ``bins``
+    segments per lane, whatever the number of events; exact numbers are in the role stats."""
+    chosen = set(ctas if ctas is not None else pick_ctas(trace, max_ctas))
+    order = {r: i for i, r in enumerate(trace.roles())}
+    rows: list[dict[str, Any]] = []
+    for (cta, role), lane in sorted(lanes_of(trace).items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 99))):
+        if cta not in chosen:
+            continue
+        s0, s1 = lane.span
+        width = max(1.0, (s1 - s0) / bins)
+        n = max(1, min(bins, int(round((s1 - s0) / width))))
+        cover = {cat: _binned(lane.category(cat), s0, width, n) for cat in CATEGORIES}
+        labels: list[tuple[str, float]] = []
+        for b in range(n):
+            cat = max(CATEGORIES, key=lambda c: cover[c][b])
+            frac = cover[cat][b] / width
+            if frac < 1 / 3:
+                cat, frac = "untracked", 1 - sum(cover[c][b] for c in CATEGORIES) / width
+            labels.append((cat, frac))
+        base = trace.cta_start_ns.get(cta, 0.0)
+        b = 0
+        while b < n:
+            e = b
+            while e + 1 < n and labels[e + 1][0] == labels[b][0]:
+                e += 1
+            share = sum(f for _, f in labels[b:e + 1]) / (e - b + 1)
+            rows.append({"cta": cta, "role": role, "category": labels[b][0], "name": labels[b][0],
+                         "start_ns": round(base + trace.ns(s0 + b * width), 1),
+                         "dur_ns": round(trace.ns((e - b + 1) * width), 1), "share": round(max(0.0, share), 3)})
+            b = e + 1
+    return rows
+
+
+def _binned(iv: list[tuple[int, int]], s0: int, width: float, n: int) -> list[float]:
+    """Cycles of ``iv`` falling in each of ``n`` bins of ``width`` cycles from ``s0``."""
+    out = [0.0] * n
+    for s, e in iv:
+        b = max(0, int((s - s0) // width))
+        while b < n and s0 + b * width < e:
+            lo, hi = s0 + b * width, s0 + (b + 1) * width
+            out[b] += max(0.0, min(e, hi) - max(s, lo))
+            b += 1
+    return out
+
+
 def figure(trace: Trace, ctas: list[int] | None = None, max_ctas: int = 8, title: str | None = None) -> Any:
     """A zoomable plotly Gantt chart: y = CTA · role lanes, x = ns since the first CTA started."""
     import plotly.graph_objects as go
@@ -62,7 +120,7 @@ def figure(trace: Trace, ctas: list[int] | None = None, max_ctas: int = 8, title
         if r["lane"] not in lanes:
             lanes.append(r["lane"])
     fig = go.Figure()
-    for cat in ("task", "waiting", "tma", "mma", "epilogue", "other"):
+    for cat in ("task", *CATEGORIES):
         sel = [r for r in rows if r["category"] == cat]
         if not sel:
             continue

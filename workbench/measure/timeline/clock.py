@@ -28,6 +28,7 @@ class ClockReading:
     probe_mhz: float | None = None
     sampled_mhz: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    trace_mhz: float | None = None  #: cycles over globaltimer inside the trace (a lower bound, a cross-check)
 
     def to_dict(self) -> dict[str, Any]:
         s = self.sampled_mhz
@@ -41,6 +42,7 @@ class ClockReading:
                 "min": min(s) if s else None,
                 "max": max(s) if s else None,
             },
+            "trace_mhz": self.trace_mhz,
             "notes": self.notes,
         }
 
@@ -182,3 +184,21 @@ def measure(sampled: list[float] | None = None, sampler_source: str = "nvml", pr
     else:
         mhz, source = None, "none (times assume Proton's 1000 MHz)"
     return ClockReading(mhz=mhz, source=source, probe_mhz=probe_mhz, sampled_mhz=s, notes=notes)
+
+
+def trace_clock(trace: Any) -> float | None:
+    """SM MHz seen in the trace itself: per CTA, the cycles between its first and last record over the
+    globaltimer time between its start and the start of Proton's finalization (Proton 3.8 writes both
+    into every event); median over CTAs. A lower bound (the records start after, and end before,
+    the globaltimer stamps), close for CTAs that run long: a cross-check of the measured clock."""
+    rates = []
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for e in trace.events:
+        first[e.cta] = min(first.get(e.cta, e.start), e.start)
+        last[e.cta] = max(last.get(e.cta, e.end), e.end)
+    for cta, (init, post, fin) in trace.cta_init_ns.items():
+        ns = post - fin - init
+        if cta in first and ns > 0 and last[cta] > first[cta]:
+            rates.append((last[cta] - first[cta]) / ns * 1000.0)
+    return float(statistics.median(rates)) if rates else None

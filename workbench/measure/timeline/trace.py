@@ -1,14 +1,16 @@
 """Reading Proton's chrome trace (instrumentation backend) into per-CTA, per-warp events in cycles.
 
-What Triton 3.6's libproton writes (``StreamChromeTraceWriter``): ``{"displayTimeUnit": "ns",
-"traceEvents": [...]}`` with one complete event (``"ph": "X"``) per scope instance:
+What Triton 3.8's libproton writes (``StreamChromeTraceWriter::writeKernel``): ``{"displayTimeUnit":
+"ns", "traceEvents": [...]}`` with one complete event (``"ph": "X"``) per scope instance:
 
 - ``pid``: ``"<kernel> Core<sm> CTA<block id>"``, ``tid``: ``"warp <w> (line <l>)"`` (lines separate
   overlapping, i.e. nested, scopes of one warp), ``name``: the scope name, ``cat``: the kernel name;
-- ``ts = cycle + (init_time - min_init_time) - cta_min_cycle`` and ``dur = end - start cycle``, both
-  divided by an assumed 1000 MHz (so "microseconds" that are really kilocycles), stored as float32;
-  ``init_time`` is the CTA's ``%globaltimer`` (ns) when it started;
-- ``args``: ``{"Finalization Time (ns)": ..., "Frequency (MHz)": 1000.0, "call_stack": [...]}``.
+- ``ts = (cycle + (init_time - min_init_time) - cta_min_cycle) / 1000`` and ``dur = (end - start) /
+  1000`` (int64 cycles divided as doubles by an assumed 1000 MHz: "microseconds" that are really
+  kilocycles); ``init_time`` is the CTA's ``%globaltimer`` (ns) when it started, ``min_init_time``
+  the earliest over the trace;
+- ``args``: ``{"Init Time (ns)", "Post Final Time (ns)", "Finalization Time (ns)", "Frequency (MHz)":
+  1000.0, "call_stack": [...]}``: the CTA's globaltimer at start and after Proton's finalization.
 
 So within one CTA, ``(ts - ts_min) * 1000`` are exact cycles since the CTA's first event, and
 ``ts_min * 1000`` is the CTA's start in real nanoseconds (globaltimer) relative to the first CTA.
@@ -31,17 +33,24 @@ PROTON_ASSUMED_MHZ = 1000.0
 _PID = re.compile(r"^(?P<kernel>.*) Core(?P<core>\d+) CTA(?P<cta>\d+)$")
 _TID = re.compile(r"^warp (?P<warp>\d+)(?: \(line (?P<line>\d+)\))?$")
 
-#: activity (from the scope name) -> category used for colour and stats
+#: activity (from the scope name, see ``scopes.py``) -> category used for colour and stats
 CATEGORY = {
     "task": "task",
     "wait": "waiting",
     "tma_load": "tma",
+    "load": "tma",
     "mma": "mma",
-    "mma_wait": "mma",
+    "mma_wait": "mma_wait",
+    "epilogue": "epilogue",
     "tma_store": "epilogue",
-    "store_wait": "epilogue",
+    "store": "epilogue",
+    "store_wait": "store_wait",
 }
-CATEGORIES = ("waiting", "tma", "mma", "epilogue", "other")
+CATEGORIES = ("waiting", "tma", "mma", "mma_wait", "epilogue", "store_wait", "other")
+#: categories in which a warp waits (on another role, the tensor cores, or its own TMA stores)
+WAITING = ("waiting", "mma_wait", "store_wait")
+#: categories in which a warp issues work
+ISSUING = ("tma", "mma", "epilogue")
 
 
 @dataclass
@@ -69,6 +78,8 @@ def category_of(activity: str) -> str:
     if activity in CATEGORY:
         return CATEGORY[activity]
     a = activity.lower()
+    if a.endswith("_wait") and ("mma" in a or "dot" in a):
+        return "mma_wait"
     if "wait" in a:
         return "waiting"
     if "tma" in a or "load" in a or "copy" in a:
@@ -98,6 +109,8 @@ class Trace:
     events: list[Event]
     cta_start_ns: dict[int, float]  #: CTA start (globaltimer) relative to the first CTA, ns
     cta_core: dict[int, int]  #: CTA -> SM it ran on
+    cta_init_ns: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    #: CTA -> (globaltimer at init, after finalization, finalization time) in ns (Proton 3.8's args)
     clock_mhz: float | None = None  #: measured SM clock (None: not measured; ns fall back to 1 GHz)
     clock_source: str | None = None
     total_ctas: int | None = None  #: CTAs in the launch (the file may hold a sample)
@@ -158,6 +171,7 @@ class Trace:
             events=[e for e in self.events if e.cta in keep],
             cta_start_ns={c: t for c, t in self.cta_start_ns.items() if c in keep},
             cta_core={c: s for c, s in self.cta_core.items() if c in keep},
+            cta_init_ns={c: v for c, v in self.cta_init_ns.items() if c in keep},
             clock_mhz=self.clock_mhz,
             clock_source=self.clock_source,
             total_ctas=self.total_ctas or len(self.cta_start_ns),
@@ -205,10 +219,13 @@ def read_trace(src: str | Path | dict[str, Any], kernel: str | None = None) -> T
         freq = float((ev.get("args") or {}).get("Frequency (MHz)", PROTON_ASSUMED_MHZ))
     ts_min: dict[int, float] = {}
     cores: dict[int, set[int]] = defaultdict(set)
+    init: dict[int, tuple[int, int, int]] = {}
     for ev, core, cta in rows:
         t = float(ev["ts"])
         ts_min[cta] = min(ts_min.get(cta, t), t)
         cores[cta].add(core)
+        if cta not in init:
+            init[cta] = _init_times(ev.get("args") or {})
     warnings: list[str] = []
     multi = [c for c, s in cores.items() if len(s) > 1]
     if multi:
@@ -234,6 +251,7 @@ def read_trace(src: str | Path | dict[str, Any], kernel: str | None = None) -> T
         events=events,
         cta_start_ns=cta_start_ns,
         cta_core={c: min(s) for c, s in cores.items()},
+        cta_init_ns={c: v for c, v in init.items() if v[0]},
         clock_mhz=other.get("clock_mhz"),
         clock_source=other.get("clock_source"),
         total_ctas=other.get("total_ctas"),
@@ -242,6 +260,15 @@ def read_trace(src: str | Path | dict[str, Any], kernel: str | None = None) -> T
         warnings=warnings,
     )
     return tr
+
+
+def _init_times(args: dict[str, Any]) -> tuple[int, int, int]:
+    """(init, post-final, finalization) globaltimer ns of a CTA, 0s when the trace has none (Proton < 3.8)."""
+    try:
+        return (int(args.get("Init Time (ns)", 0)), int(args.get("Post Final Time (ns)", 0)),
+                int(args.get("Finalization Time (ns)", 0)))
+    except (TypeError, ValueError):
+        return (0, 0, 0)
 
 
 def pick_ctas(trace: Trace, n: int = 8) -> list[int]:
@@ -274,6 +301,10 @@ def write_proton_trace(
         if e.cta not in keep:
             continue
         base = trace.cta_start_ns[e.cta] / 1000.0  # ns offset expressed the way Proton adds it
+        args: dict[str, Any] = {"Frequency (MHz)": f}
+        if e.cta in trace.cta_init_ns:
+            i0, post, fin = trace.cta_init_ns[e.cta]
+            args = {"Init Time (ns)": i0, "Post Final Time (ns)": post, "Finalization Time (ns)": fin, **args}
         out.append(
             {
                 "cname": "generic_work",
@@ -284,7 +315,7 @@ def write_proton_trace(
                 "tid": f"warp {e.warp} (line {e.line})",
                 "ts": round(base + e.start / f, 3),
                 "dur": round(e.dur / f, 3),
-                "args": {"Frequency (MHz)": f},
+                "args": args,
             }
         )
     meta = {
