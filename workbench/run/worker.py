@@ -1,0 +1,188 @@
+"""The worker process: runs kernel launches in its own CUDA context, away from the notebook's.
+
+    python -m workbench.run.worker SOCKET_PATH
+
+It connects to the notebook over a Unix socket (``watchdog.Worker`` listens), says hello, then
+serves requests until the socket closes:
+
+- ``("launch", request)``: rebuild the arguments (``protocol.Decoder``), load the kernel (Triton's
+  own ``CompiledKernel`` over the files of Triton's cache, kept per hash), launch it with Triton's
+  launcher, answer ``("started", id, prepare_s)``, wait for the GPU, answer ``("done", id, times)``.
+  A failure answers ``("error", id, info)``; a failure of the GPU itself (a fault, a device-side
+  assert: the CUDA context is lost) also ends the process, and the notebook starts a fresh one.
+- ``("drop", tokens)``: forget storages the notebook has freed.
+- ``("ping",)``: answer ``("pong", info)``.
+
+The watchdog is on the notebook's side: a launch that does not answer "done" in time is a hang, and
+the notebook kills this process (which frees the GPU).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+import sys
+import time
+import traceback
+from multiprocessing.connection import Connection
+from types import SimpleNamespace
+from typing import Any
+
+from workbench.run.protocol import Decoder, KernelRef
+
+_FATAL_WORDS = ("CUDA error", "device-side assert", "illegal memory access", "unspecified launch failure",
+                "illegal instruction", "misaligned address", "an illegal", "CUDA_ERROR")
+
+
+def _is_fatal(exc: BaseException) -> bool:
+    text = f"{type(exc).__name__}: {exc}"
+    return any(w in text for w in _FATAL_WORDS)
+
+
+class Runner:
+    """Kernel loading and launching; one per worker process."""
+
+    def __init__(self) -> None:
+        self.cuda = False
+        self.kernels: dict[str, Any] = {}
+        self.decoder = Decoder("cpu")
+
+    def warm(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"pid": os.getpid(), "python": sys.version.split()[0]}
+        import torch
+
+        info["torch"] = torch.__version__
+        if os.environ.get("TLX_WORKBENCH_WORKER_CPU") != "1" and torch.cuda.is_available():
+            torch.cuda.init()
+            torch.empty(1, device="cuda")  # the context, now rather than at the first launch
+            self.cuda = True
+            self.decoder = Decoder("cuda")
+            info["device"] = torch.cuda.get_device_name()
+            import triton
+            from triton.runtime import driver
+
+            driver.active.get_current_device()  # builds/loads Triton's launcher utilities once
+            triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+        return info
+
+    def kernel(self, ref: KernelRef) -> Any:
+        k = self.kernels.get(ref.key)
+        if k is not None:
+            return k
+        if ref.kind == "callable":
+            module, _, name = ref.key.partition(":")
+            k = getattr(importlib.import_module(module), name)
+        elif ref.kind == "triton":
+            from triton.compiler.compiler import CompiledKernel
+
+            # What the launcher reads from the source object: the signature and the parameter names.
+            src = SimpleNamespace(signature=dict(ref.signature), constants={},
+                                  fn=SimpleNamespace(arg_names=list(ref.arg_names), launch_metadata=None))
+            k = CompiledKernel(src, dict(ref.files), ref.key)
+        else:
+            raise ValueError(f"unknown kernel kind {ref.kind!r}")
+        self.kernels[ref.key] = k
+        return k
+
+    def launch(self, ref: KernelRef, kernel: Any, grid: tuple[int, ...], args: list[Any]) -> None:
+        if ref.kind == "callable":
+            kernel(grid, *args)
+            return
+        g = tuple(grid) + (1,) * (3 - len(grid))
+        kernel[g](*args)
+
+    def synchronize(self) -> None:
+        if self.cuda:
+            import torch
+
+            torch.cuda.synchronize()
+
+
+def serve(conn: Connection, runner: Runner) -> None:
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        op = msg[0]
+        if op == "launch":
+            if not handle_launch(conn, runner, msg[1]):
+                return
+        elif op == "drop":
+            runner.decoder.drop(msg[1])
+        elif op == "ping":
+            conn.send(("pong", {"pid": os.getpid(), "kernels": len(runner.kernels),
+                                "storages": len(runner.decoder.storages)}))
+        elif op == "exit":
+            return
+
+
+def _error(conn: Connection, rid: int, phase: str, exc: BaseException, fatal: bool) -> None:
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    conn.send(("error", rid, {"phase": phase, "type": type(exc).__name__, "message": str(exc)[:4000],
+                              "fatal": fatal, "traceback": "".join(tb)[-4000:]}))
+
+
+def handle_launch(conn: Connection, runner: Runner, req: dict[str, Any]) -> bool:
+    """One launch; False when this process must end (its CUDA context is lost, or the request said so)."""
+    rid = req["id"]
+    t0 = time.perf_counter()
+    try:
+        runner.decoder.drop(req.get("drop", []))
+        runner.decoder.add(req.get("storages", {}))
+        ref: KernelRef = req["kernel"]
+        kernel = runner.kernel(ref)
+        args = [runner.decoder.decode(a) for a in req["args"]]
+    except Exception as e:
+        _error(conn, rid, "prepare", e, _is_fatal(e))
+        return not _is_fatal(e)
+    t1 = time.perf_counter()
+    try:
+        if ref.kind == "callable":  # runs synchronously: its whole call is the kernel's time
+            conn.send(("started", rid, t1 - t0))
+        runner.launch(ref, kernel, tuple(req["grid"]), args)
+    except Exception as e:
+        fatal = _is_fatal(e)
+        _error(conn, rid, "run" if ref.kind == "callable" else "launch", e, fatal)
+        return not fatal
+    t2 = time.perf_counter()
+    if ref.kind != "callable":
+        conn.send(("started", rid, t1 - t0))
+    try:
+        runner.synchronize()
+    except Exception as e:  # a fault: this context is lost
+        _error(conn, rid, "run", e, True)
+        return False
+    t3 = time.perf_counter()
+    del args
+    conn.send(("done", rid, {"prepare_s": t1 - t0, "launch_s": t2 - t1, "run_s": t3 - t1}))
+    return not req.get("exit_after", False)
+
+
+def connect(path: str) -> Connection:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    return Connection(s.detach())
+
+
+def main(argv: list[str]) -> int:
+    conn = connect(argv[0])
+    runner = Runner()
+    try:
+        info = runner.warm()
+    except Exception as e:
+        conn.send(("hello", {"pid": os.getpid(), "error": f"{type(e).__name__}: {e}"}))
+        return 2
+    conn.send(("hello", info))
+    serve(conn, runner)
+    conn.close()
+    if os.environ.get("TLX_WORKBENCH_WORKER_EXIT") == "fast":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)  # the notebook has every answer; a lost CUDA context needs no orderly teardown
+    return 0  # an orderly exit: a sanitizer wrapping this process reports when it ends
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
