@@ -158,3 +158,58 @@ def test_reference_matches_sdpa_on_cpu():
 def test_flops():
     assert C.attention_flops(4, 32, 4096, 4096, 128, False) == 4.0 * 4 * 32 * 4096 * 4096 * 128
     assert C.attention_flops(1, 1, 8, 8, 64, True) == 2.0 * 8 * 8 * 64
+
+
+_SCHEDULE_PROBE = r"""
+import json, os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from tlx_kernels.attention.ws_persistent import tile_of
+
+@triton.jit
+def probe(out, nprog, num_m, BH, rounds, SNAKE, GH):
+    pid = tl.program_id(0)
+    for r in range(rounds):
+        t, m, bh = tile_of(r, pid, nprog, num_m, BH, SNAKE, GH)
+        base = (pid * rounds + r) * 3
+        tl.store(out + base, t)
+        tl.store(out + base + 1, m)
+        tl.store(out + base + 2, bh)
+
+res = {}
+for nprog, num_m, BH, snake, gh in json.loads(sys.argv[1]):
+    rounds = -(-num_m * BH // nprog)
+    out = torch.full((nprog * rounds * 3,), -1, dtype=torch.int32)
+    probe[(nprog,)](out, nprog, num_m, BH, rounds, snake, gh)
+    res[f"{nprog},{num_m},{BH},{snake},{gh}"] = out.view(nprog, rounds, 3).tolist()
+print(json.dumps(res))
+"""
+
+
+def test_persistent_schedule_covers_every_tile_once():
+    """The device tile scheduler (run by Triton's interpreter): every tile exactly once, the longest first
+    within a head group, and with SNAKE a causal workload balanced across CTAs."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    cases = [(5, 7, 6, 1, 4), (5, 7, 6, 0, 4), (13, 8, 12, 1, 8), (13, 8, 12, 0, 8), (16, 3, 5, 1, 16)]
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    res = subprocess.run([sys.executable, "-c", _SCHEDULE_PROBE, json.dumps(cases)], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    spread = {}
+    for nprog, num_m, BH, snake, gh in cases:
+        rows = got[f"{nprog},{num_m},{BH},{snake},{gh}"]
+        tiles = [tuple(x) for cta in rows for x in cta if x[0] < num_m * BH]
+        assert sorted(t for t, _, _ in tiles) == list(range(num_m * BH))
+        assert sorted((m, bh) for _, m, bh in tiles) == [(m, bh) for m in range(num_m) for bh in range(BH)]
+        by_t = {t: (m, bh) for t, m, bh in tiles}
+        for t in range(1, num_m * BH):  # within a head group the query tile index never grows
+            if t // (gh * num_m) == (t - 1) // (gh * num_m):
+                assert by_t[t][0] <= by_t[t - 1][0]
+        work = [sum(m + 1 for t, m, _ in cta if t < num_m * BH) for cta in rows]  # causal: tile m has m+1 blocks
+        spread[(nprog, num_m, BH, gh, snake)] = max(work) - min(work)
+    assert spread[(13, 8, 12, 8, 1)] < spread[(13, 8, 12, 8, 0)]

@@ -6,7 +6,7 @@ takes in round ``r`` tile ``r * P + pid`` (``P`` = grid size), or ``r * P + P - 
 one round gets one of the shortest in the next, which balances the work without an atomic tile counter.
 Tiles are numbered head group by head group (``GROUP_HEADS`` heads; within a group, the query tile index
 descends and the heads alternate), so the CTAs working at the same time share the K and V of a few heads
-in L2.
+in L2. ``GROUP_HEADS`` and ``SNAKE`` are runtime arguments (not specialised), so trying them costs no compile.
 
 What persistence buys over step (d): the producer loads the next tile's K and V (and, once the consumer
 has released it, its Q) while the consumers finish the current one, and the epilogue of one tile overlaps
@@ -29,12 +29,11 @@ from tlx_kernels.attention.ws_pingpong import consume_tile, produce_tile
 
 
 @triton.jit
-def tile_of(r, pid, nprog, num_m, BH, SNAKE: tl.constexpr, GROUP_HEADS: tl.constexpr):
+def tile_of(r, pid, nprog, num_m, BH, SNAKE, GROUP_HEADS):
     """(tile index, query tile m, head bh) of CTA ``pid``'s round ``r``; tile index >= #tiles means none."""
-    if SNAKE and (r % 2 == 1):
+    t = r * nprog + pid
+    if (SNAKE != 0) & (r % 2 == 1):
         t = r * nprog + nprog - 1 - pid
-    else:
-        t = r * nprog + pid
     group_tiles = GROUP_HEADS * num_m
     grp = t // group_tiles
     heads_here = tl.minimum(GROUP_HEADS, BH - grp * GROUP_HEADS)
@@ -44,12 +43,12 @@ def tile_of(r, pid, nprog, num_m, BH, SNAKE: tl.constexpr, GROUP_HEADS: tl.const
     return t, m, bh
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["GROUP_HEADS", "SNAKE"])
 def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, o_ptr, lse_ptr, qk_scale, S_q, S_kv, BH,
-                                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr,
-                                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
-                                   NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr,
-                                   PV_IN_TURN: tl.constexpr, GROUP_HEADS: tl.constexpr, SNAKE: tl.constexpr):
+                                   GROUP_HEADS, SNAKE, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
+                                   STORE_LSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                                   NUM_GROUPS: tl.constexpr, NUM_BUFFERS: tl.constexpr,
+                                   CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
     TILE_M: tl.constexpr = NUM_GROUPS * BLOCK_M
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
@@ -134,6 +133,8 @@ def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None,
     args, kw = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], store_lse)
     tiles = triton.cdiv(p.S_q, cfg["NUM_GROUPS"] * cfg["BLOCK_M"]) * p.BH
     grid = (max(1, min(tiles, sms or C.num_sms(q))),)
+    # the schedule knobs are runtime arguments: sweeping them costs no compile
+    args = args + (int(cfg.pop("GROUP_HEADS")), int(cfg.pop("SNAKE")))
     return C.Launch(ws_persistent_attention_kernel, args, dict(cfg, **kw, num_warps=4, num_stages=1), grid, out,
                     lse, p)
 
