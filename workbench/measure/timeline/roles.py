@@ -50,7 +50,7 @@ def group_regions(ir: TTGIR) -> list[list[int]]:
     return groups
 
 
-def _kind(acts: Counter) -> str:
+def kind_of(acts: Counter) -> str:
     if acts.get("mma"):
         return "consumer"
     if acts.get("tma_load") or acts.get("load"):
@@ -63,7 +63,7 @@ def _kind(acts: Counter) -> str:
 def name_regions(ir: TTGIR, task_names: list[str | None] | None, activities: list[Counter]) -> list[tuple[str, str]]:
     """(role, kind) per region of ``ir`` (in ``ir.regions`` order)."""
     if ir.regions and ir.regions[0].kind == "kernel":
-        return [("kernel", _kind(activities[0]))] + [("kernel", "task")] * (len(ir.regions) - 1)
+        return [("kernel", kind_of(activities[0]))] + [("kernel", "task")] * (len(ir.regions) - 1)
     if task_names is None:
         task_names = task_names_from_ttgir(ir)
     groups = group_regions(ir)
@@ -71,7 +71,7 @@ def name_regions(ir: TTGIR, task_names: list[str | None] | None, activities: lis
     bases: list[tuple[str, str]] = []
     for pos, g in enumerate(groups):
         acts = sum((activities[i] for i in g), Counter())
-        kind = _kind(acts)
+        kind = kind_of(acts)
         given = task_names[pos] if use_source else None
         bases.append((given or (kind if kind != "task" else f"task{pos}"), kind))
     counts = Counter(b for b, _ in bases)

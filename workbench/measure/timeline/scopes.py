@@ -28,6 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.measure.timeline.roles import kind_of, name_regions
 from workbench.measure.timeline.ttgir_text import (
     TTGIR,
     Region,
@@ -190,8 +191,6 @@ def instrument(text: str, level: str = "fine", task_names: list[str] | None = No
     ``task_names``: names for the tasks in source order (``roles.task_names`` reads them from the
     kernel's ``tlx.async_task`` statements); None names them by what they do.
     """
-    from workbench.measure.timeline.roles import name_regions
-
     if level not in LEVELS:
         raise ValueError(f"level {level!r}: one of {LEVELS}")
     ir = TTGIR(text)
@@ -236,3 +235,25 @@ def _activities(ir: TTGIR) -> list[Counter]:
                 c[act] += 1
         out.append(c)
     return out
+
+
+def plan_of(text: str) -> Plan:
+    """The Plan an instrumented TTGIR was built with, read back from its records (a cache hit never
+    runs the stages, so the hook sees nothing: the build in Triton's cache still says what it holds)."""
+    import re
+
+    ir = TTGIR(text)
+    rec = re.compile(r'^\s*proton\.record start "([^"]+)"')
+    plans: list[RolePlan] = []
+    for region in ir.regions:
+        label = region.kind if region.index is None else f"partition{region.index}"
+        names = [m.group(1) for i in region.body() if (m := rec.match(ir.lines[i]))]
+        if not names:
+            continue
+        acts = Counter(n.split("/", 1)[-1].split(":")[0] for n in names)
+        plan = RolePlan(names[0].split("/", 1)[0], label, region.num_warps, kind_of(acts))
+        plan.scopes = dict(Counter(names))
+        plans.append(plan)
+    levels = {n.split("/", 1)[-1].split(":")[0] for p in plans for n in p.scopes}
+    level = "fine" if levels - {"task", "wait"} else ("waits" if "wait" in levels else "task")
+    return Plan(level, plans, text)

@@ -99,13 +99,20 @@ class Lane:
         return Lane(cta, role, events[0].warp, events, span, subtract(span, waits))
 
     def category(self, *cats: str) -> list[Interval]:
-        """Union of this lane's scopes in ``cats``, clipped to the span."""
-        iv = [(e.start, e.end) for e in self.events if e.category in cats and e.activity != "task"]
-        return intersect(union(iv), [self.span])
+        """Union of this lane's scopes in ``cats``, clipped to the span (computed once per ``cats``)."""
+        memo = self.__dict__.setdefault("_memo", {})
+        if cats not in memo:
+            iv = [(e.start, e.end) for e in self.events if e.category in cats and e.activity != "task"]
+            memo[cats] = intersect(union(iv), [self.span])
+        return memo[cats]
 
 
 def lanes_of(trace: Trace) -> dict[tuple[int, str], Lane]:
-    return {k: Lane.of(k[0], k[1], v) for k, v in trace.lanes().items()}
+    """(CTA, role) -> Lane (computed once per trace)."""
+    lanes = trace.lanes()
+    if "lane_objs" not in trace.cache:
+        trace.cache["lane_objs"] = {k: Lane.of(k[0], k[1], v) for k, v in lanes.items()}
+    return trace.cache["lane_objs"]
 
 
 @dataclass

@@ -64,14 +64,14 @@ class Event:
     start: int  #: cycles since the CTA's first event
     dur: int  #: cycles
     line: int = 0
+    category: str = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.category = category_of(self.activity)
 
     @property
     def end(self) -> int:
         return self.start + self.dur
-
-    @property
-    def category(self) -> str:
-        return category_of(self.activity)
 
 
 def category_of(activity: str) -> str:
@@ -116,6 +116,7 @@ class Trace:
     total_ctas: int | None = None  #: CTAs in the launch (the file may hold a sample)
     source: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  #: derived views
     warnings: list[str] = field(default_factory=list)
 
     # -- views ------------------------------------------------------------------------------------
@@ -144,7 +145,14 @@ class Trace:
         return {r: sorted(out[r]) for r in self.roles()}
 
     def lanes(self) -> dict[tuple[int, str], list[Event]]:
-        """(CTA, role) -> the events of the role's first recorded warp in that CTA, by start."""
+        """(CTA, role) -> the events of the role's first recorded warp in that CTA, by start (computed once)."""
+        key = (id(self.events), len(self.events))
+        if self.cache.get("lanes_key") != key:
+            self.cache.clear()
+            self.cache["lanes_key"], self.cache["lanes"] = key, self._lanes()
+        return self.cache["lanes"]
+
+    def _lanes(self) -> dict[tuple[int, str], list[Event]]:
         rep: dict[tuple[int, str], int] = {}
         for e in self.events:
             k = (e.cta, e.role)

@@ -26,6 +26,7 @@ _PARTITION = re.compile(r"^\s*partition(\d+)\((.*)\)\s*num_warps\((\d+)\)\s*\{\s
 _FUNC = re.compile(r"^\s*tt\.func\b.*\{\s*$")
 _ARG = re.compile(r"(%[\w.$-]+)\s*:")
 _ITER_ARG = re.compile(r"(%[\w.$-]+)\s*=\s*(%[\w.$-]+(?:#\d+)?)")
+_MODULE_WARPS = re.compile(r'"ttg\.num-warps"\s*=\s*(\d+)')
 
 
 def indent_of(line: str) -> int:
@@ -92,6 +93,8 @@ class TTGIR:
                 self._defs.setdefault(name, []).append(i)
         self.ws_line = next((i for i, ln in enumerate(self.lines) if op_name(ln) == "ttg.warp_specialize"), None)
         self.ws_captures = operands(self.lines[self.ws_line]) if self.ws_line is not None else []
+        m = _MODULE_WARPS.search(text)
+        self.num_warps = int(m.group(1)) if m else None
         self.regions = self._regions()
 
     # -- structure -------------------------------------------------------------------------------
@@ -107,12 +110,12 @@ class TTGIR:
         for i, ln in enumerate(self.lines):
             if self.ws_line is not None and i > self.ws_line:
                 if _DEFAULT.match(ln):
-                    out.append(self._region("default", None, i, None, []))
+                    out.append(self._region("default", None, i, self.num_warps, []))
                 elif pm := _PARTITION.match(ln):
                     args = _ARG.findall(pm.group(2))
                     out.append(self._region("partition", int(pm.group(1)), i, int(pm.group(3)), args))
             elif self.ws_line is None and _FUNC.match(ln) and "public" in ln:
-                out.append(self._region("kernel", None, i, None, []))
+                out.append(self._region("kernel", None, i, self.num_warps, []))
         return out
 
     def _region(self, kind: str, index: int | None, header: int, warps: int | None, args: list[str]) -> Region:
