@@ -1,1 +1,102 @@
-"""Static checks on a TLX kernel's orchestration model, before anything runs (issue 19)."""
+"""Static checks on a TLX kernel's orchestration, before anything runs (issue 19).
+
+``check(kernel, *args, **options)`` compiles the kernel (through ``workbench.compile``, cached) and
+returns a list of :class:`Finding`; ``check_artifact(artifact, kernel, *args, **options)`` does the
+same for an artifact already compiled (the ``%%tlx`` magic's path). The checks read the
+orchestration model (:mod:`workbench.analyse.orchestration`) and a simulated run of program 0
+(:mod:`workbench.analyse.orchestration_sim`) with the launch's scalar arguments.
+
+Rules (``Finding.rule``):
+
+* ``wait-never-completes``: a wait on a barrier set that no task arrives on, expects bytes on or
+  completes a copy on (model).
+* ``first-wait-passes``: a task's first wait on a 'data ready' barrier (one that copies complete
+  on, or whose arriving task writes what the waiter reads) uses phase 1, which a fresh barrier
+  reports as complete (run: the first parity each task used on each barrier).
+* ``phase-flip``: the same wait passes twice with the same phase on the same completed phase of a
+  barrier that is re-armed in a loop (run).
+* ``arrive-count``: the arrivals that reach a barrier per round differ from its arrive_count, and
+  the run shows it: a wait blocked before its phase completes, or passing phases it did not wait for.
+* ``expect-bytes``: a phase's expected bytes differ from the bytes of the copies completing on it.
+* ``hang``: tasks blocked on each other with no rule above explaining it.
+* ``slot-reuse`` / ``read-before-write``: happens-before races on buffer slots (run).
+* ``unwritten-buffer``: a buffer set that is read and never written (model).
+* ``narrowing-store``: an fp32 value stored into fp16/bf16/fp8 memory through Triton's implicit
+  cast (TTGIR: the cast carries the store's own location), a warning.
+* ``smem-limit``: shared memory over what a block may use on the target (metadata + allocations).
+* ``not-followed`` (info): a task the simulation could not follow past a line.
+"""
+
+from __future__ import annotations
+
+import time
+
+from workbench.check.findings import Finding, Related, ordered
+
+__all__ = ["Finding", "Related", "check", "check_artifact", "run_checks"]
+
+_DEFAULT_GRID = (132, 1, 1)  # programs assumed for tl.num_programs when no grid is given (H100/H200 SMs)
+
+
+def check(kernel, *args, target: str = "sm_90", grid: tuple[int, ...] | None = None, **options) -> list[Finding]:
+    """Compile ``kernel`` for ``target`` with launch-style ``args`` (as ``workbench.compile``) and
+    check its orchestration. ``grid`` sets ``tl.num_programs`` (default 132 programs on axis 0)."""
+    from workbench.compile import compile as wb_compile
+
+    artifact = wb_compile(kernel, *args, target=target, **options)
+    return check_artifact(artifact, kernel, *args, grid=grid, **options)
+
+
+def check_artifact(artifact, kernel=None, *args, grid: tuple[int, ...] | None = None, **options) -> list[Finding]:
+    """Check an Artifact already compiled from ``kernel`` with ``args``/``options`` (the launch's
+    scalars drive the simulation; without them the tasks whose loops depend on them are not followed)."""
+    from workbench.analyse.orchestration import build_model
+    from workbench.check.values import launch_values
+
+    t0 = time.perf_counter()
+    model = build_model(artifact)
+    values = launch_values(kernel, args, options) if kernel is not None else {}
+    findings = run_checks(model, values, grid)
+    artifact.extra["check_seconds"] = time.perf_counter() - t0
+    return findings
+
+
+def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...] | None = None) -> list[Finding]:
+    """Every rule over ``model`` (and its simulated run with ``values``)."""
+    from workbench.analyse.orchestration_sim import simulate
+    from workbench.check import rules_hangs, rules_phases, rules_races, rules_static
+    from workbench.check.context import Context
+
+    g = tuple(grid or ()) + _DEFAULT_GRID[len(grid or ()):]
+    trace = simulate(model, values, grid=g) if model.func is not None else None
+    ctx = Context(model, trace)
+    rules_static.shared_memory(ctx)
+    rules_static.narrowing_store(ctx)
+    rules_static.wait_never_completes(ctx)
+    rules_static.unwritten_buffer(ctx)
+    rules_phases.first_wait_passes(ctx)
+    rules_phases.phase_flip(ctx)
+    rules_hangs.expect_bytes(ctx)
+    rules_hangs.arrive_counts(ctx)
+    rules_races.races(ctx)
+    rules_hangs.hangs(ctx)
+    _not_followed(ctx)
+    return ordered(ctx.findings)
+
+
+def _not_followed(ctx) -> None:
+    tr = ctx.trace
+    if tr is None:
+        return
+    for task, line, why in tr.lost:
+        ctx.add(Finding(
+            "not-followed", "info", line,
+            f"The checks could not follow {ctx.task(task)} past this line ({why}); what it does after it is not "
+            f"checked, and hangs that would involve it are not reported.", [],
+            "pass the launch's arguments (M, N, K, ...) to workbench.check so loops can be followed"))
+    if tr.truncated:
+        ctx.add(Finding(
+            "not-followed", "info", None,
+            f"The checks followed the kernel for {tr.steps} steps ({tr.seconds * 1000:.0f} ms) and stopped there; "
+            f"what happens later in the run is not checked.", [],
+            "check with smaller sizes (fewer loop iterations) to cover a whole run"))

@@ -1,0 +1,350 @@
+"""Small TLX ring kernels for the orchestration checks: correct ones, and one deliberate bug per rule.
+
+A producer task TMA-loads tiles of ``x`` into a ``STAGES``-slot ring (``full`` barriers: data ready;
+``empty`` barriers: slot free); a consumer task reads each slot and releases it. Each buggy kernel
+differs from a correct one in the line marked ``# BUG: <rule>``: the line its finding must point at.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+import triton.language.extra.tlx as tlx
+
+
+@triton.jit
+def ring_ok(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)  # ring slots
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def ring_flip_ok(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    """Correct too: phases kept in variables that flip when the ring wraps (p ^= (s == STAGES - 1))."""
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=2)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            s = 0
+            p = 1
+            for k in range(0, K // BK):
+                tlx.barrier_wait(empty[s], p)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+                p = p ^ (s == STAGES - 1)
+                s = (s + 1) % STAGES
+        with tlx.async_task(num_warps=4, replicate=2):
+            acc = tl.zeros([BM, BK], tl.float32)
+            s = 0
+            p = 0
+            for _k in range(0, K // BK):
+                tlx.barrier_wait(full[s], p)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+                p = p ^ (s == STAGES - 1)
+                s = (s + 1) % STAGES
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + tlx.async_task_replica_id() * BM * BK + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def wait_never_completes(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    done = tlx.alloc_barriers(1, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            tlx.barrier_wait(done[0], 0)  # BUG: wait-never-completes
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def first_wait_passes(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p ^ 1)  # BUG: first-wait-passes
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def phase_never_flips(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                tlx.barrier_wait(full[s], 0)  # BUG: phase-flip
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def too_few_arrivals(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=2)  # BUG: arrive-count
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def too_many_arrivals(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)  # BUG: arrive-count
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4, replicate=2):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + tlx.async_task_replica_id() * BM * BK + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def wrong_expect_bytes(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 4)  # BUG: expect-bytes
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def producer_waits_phase0(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p)  # BUG: hang
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def reads_unfilled_slot(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                acc += tlx.local_load(bufs[s]).to(tl.float32)  # BUG: read-before-write
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def reads_unwritten_buffer(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    bias = tlx.local_alloc((BM, BK), tl.float16, 1)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tlx.local_load(bias[0]).to(tl.float32)  # BUG: unwritten-buffer
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def narrowing_store(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc)  # BUG: narrowing-store
+
+
+@triton.jit
+def mma_ring(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+             STAGES: tl.constexpr, EARLY_RELEASE: tl.constexpr):
+    """A GEMM ring: wgmma reads both slots; EARLY_RELEASE frees the slot before the MMA is done."""
+    a = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    b = tlx.local_alloc((BK, BN), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.barrier_expect_bytes(full[s], (BM * BK + BK * BN) * 2)
+                tlx.async_descriptor_load(a_desc, a[s], [0, k * BK], full[s])
+                tlx.async_descriptor_load(b_desc, b[s], [k * BK, 0], full[s])  # BUG: slot-reuse
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BN], tl.float32)
+            for k in tl.range(0, K // BK, num_stages=0):  # no compiler pipelining: the waits are ours
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p)
+                acc = tlx.async_dot(a[s], b[s], acc)
+                if EARLY_RELEASE:
+                    tlx.barrier_arrive(empty[s])
+                    acc = tlx.async_dot_wait(0, acc)
+                else:
+                    acc = tlx.async_dot_wait(0, acc)
+                    tlx.barrier_arrive(empty[s])
+            c_desc.store([0, 0], acc.to(tlx.dtype_of(c_desc)))

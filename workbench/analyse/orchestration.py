@@ -1,0 +1,391 @@
+"""The orchestration model of a TLX kernel: tasks, buffer sets, barrier sets and who does what on them.
+
+Where it comes from, and why:
+
+* **TTGIR** (the compiled artifact's ``ttgir`` stage) is the source of the model. There every
+  constexpr is folded, every ``@triton.jit`` helper (``_get_bufidx_phase``...) is inlined, every
+  ``if CONSTEXPR:`` branch is resolved, each ``async_task`` replica is its own ``partitionN`` region
+  with its replica id substituted, barrier sets are ``local_alloc`` + ``init_barrier`` with their
+  arrive counts, and copies, expects, waits and MMAs name the exact buffer and barrier views they
+  use, with their byte counts and element types. This is what will run; the Python source only
+  says what the author meant, before Triton decided sizes, partitions and warps.
+* **The user's source** gives what TTGIR does not: lines (from the ops' locations, mapped to the
+  kernel's file or cell), variable names (MLIR name locations, e.g. ``bars_full_a``) and the text
+  of the line a finding points at.
+* **The launch arguments** give the runtime scalars (``M``, ``K``, ``N_CTX``, descriptor shapes),
+  so that :mod:`workbench.analyse.orchestration_sim` can follow the tasks' loops concretely.
+
+Phase and index expressions are not reasoned about symbolically: the simulator evaluates the
+integer arithmetic of the TTGIR (``(k // NUM_STAGES) & 1``, ``p ^= (buf == NUM_STAGES - 1)``, helper
+calls: all already lowered to ``arith`` ops) for the iterations it runs, and records the sequence
+of (index, phase) each wait used. Values it cannot know (data-dependent branches, tensor contents)
+stop the simulation of that task; the checks then stay silent about what depends on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.analyse.orchestration_ir import (
+    Op,
+    Region,
+    element_bytes,
+    kernel_function,
+    memdesc_type,
+    parse_ttgir,
+    walk,
+)
+from workbench.analyse.srcmap import same_file
+
+_VIEW_OPS = {"ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reinterpret",
+             "ttg.memdesc_subview", "ttg.memdesc_reshape"}
+_COUNT = re.compile(r"^%[\w.$#-]+\s*,\s*(-?\d+)")
+
+
+@dataclass
+class BufferSet:
+    """One ``tlx.local_alloc``: ``count`` slots of ``shape`` x ``dtype``."""
+
+    id: int
+    name: str
+    line: int | None
+    shape: list[int]
+    dtype: str
+    count: int
+    storage: str  # 'smem' or 'tmem'
+
+    @property
+    def slot_bytes(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n * element_bytes(self.dtype)
+
+    @property
+    def bytes(self) -> int:
+        return self.slot_bytes * self.count
+
+
+@dataclass
+class BarrierSet:
+    """One ``tlx.alloc_barriers`` (or ``alloc_warp_barrier``): ``count`` mbarriers."""
+
+    id: int
+    name: str
+    line: int | None
+    count: int
+    arrive_count: int
+
+
+@dataclass
+class SyncOp:
+    """One orchestration op of a task, as written (not per execution).
+
+    kind: wait, arrive, warp_arrive, expect, tma_load, cp_async, cp_commit, cp_wait, mma, mma_wait,
+    local_load, local_store, tma_store, store_wait, named_wait, named_arrive, tc_mma, tc_commit,
+    opaque (an op the model does not know that touches a buffer or barrier)."""
+
+    kind: str
+    line: int | None
+    barrier: int | None = None  # barrier set id
+    buffers: list[int] = field(default_factory=list)  # buffer set ids read or written
+    bytes: int | None = None  # expect-bytes, or the bytes a copy moves
+    count: int | None = None  # arrive count / pendings / named-barrier thread count
+    text: str = ""  # the user's source line
+    in_loop: bool = False  # inside an scf.for / scf.while of its task
+    op: Op | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class Task:
+    """One async task, or one replica of it. ``index`` 0 is the kernel's own warps (the default task)."""
+
+    index: int
+    name: str
+    partition: int | None
+    replica: int | None
+    num_warps: int
+    registers: int | None
+    first_line: int | None
+    ops: list[SyncOp] = field(default_factory=list)
+
+
+@dataclass
+class Orchestration:
+    kernel: str
+    target: str
+    filename: str
+    tasks: list[Task]
+    buffers: list[BufferSet]
+    barriers: list[BarrierSet]
+    shared_bytes: int
+    warp_specialized: bool
+    source_lines: list[str] = field(default_factory=list, repr=False)
+    module: Op | None = field(default=None, repr=False)
+    func: Op | None = field(default=None, repr=False)
+    refs: dict[int, dict[str, tuple[str, int]]] = field(default_factory=dict, repr=False)
+    to_line: Any = field(default=None, repr=False)  # Op -> the user's line
+
+    def line_text(self, line: int | None) -> str:
+        if line is None or not 0 < line <= len(self.source_lines):
+            return ""
+        return self.source_lines[line - 1].strip()
+
+    def ops(self, kind: str | None = None):
+        for t in self.tasks:
+            for o in t.ops:
+                if kind is None or o.kind == kind:
+                    yield t, o
+
+    def to_dict(self) -> dict[str, Any]:
+        def op_dict(o: SyncOp) -> dict[str, Any]:
+            d = dataclasses.asdict(dataclasses.replace(o, op=None))
+            d.pop("op")
+            return d
+
+        return {
+            "kernel": self.kernel, "target": self.target, "shared_bytes": self.shared_bytes,
+            "buffers": [dataclasses.asdict(b) | {"bytes": b.bytes} for b in self.buffers],
+            "barriers": [dataclasses.asdict(b) for b in self.barriers],
+            "tasks": [{k: v for k, v in dataclasses.asdict(dataclasses.replace(t, ops=[])).items() if k != "ops"}
+                      | {"ops": [op_dict(o) for o in t.ops]} for t in self.tasks],
+        }
+
+
+class _LineMapper:
+    """An op's locations -> the user's line: the outermost location inside the kernel's own lines
+    (an inlined helper's op points at the kernel line that called it), else the first in the file."""
+
+    def __init__(self, filename: str, first_line: int, n_lines: int, aliases: set[str]) -> None:
+        self.files = {filename} | aliases
+        self.lo, self.hi = first_line, first_line + n_lines
+
+    def __call__(self, op: Op) -> int | None:
+        mine = [loc for loc in op.locs if any(same_file(loc.file, f) for f in self.files)]
+        inside = [loc.line for loc in mine if self.lo <= loc.line <= self.hi]
+        if inside:
+            return inside[-1] if len(inside) > 1 and op.locs[0] not in mine else inside[0]
+        return mine[0].line if mine else None
+
+
+def _aliases(ttgir: str, filename: str) -> set[str]:
+    m = re.search(r'loc\("([^"]+)":\d+:\d+\)', ttgir)
+    return {m.group(1)} if m and m.group(1).startswith("<") and not same_file(m.group(1), filename) else set()
+
+
+def build_model(artifact) -> Orchestration:
+    """The orchestration model of ``artifact`` (an Artifact with a ``ttgir`` stage)."""
+    ttgir = artifact.stages.get("ttgir", "")
+    module = parse_ttgir(ttgir)
+    func = kernel_function(module)
+    src = artifact.source
+    n_lines = len((src.kernel_text or "").splitlines()) or 10_000
+    to_line = _LineMapper(src.filename, src.first_line, n_lines, _aliases(ttgir, src.filename))
+    model = Orchestration(kernel=artifact.name, target=artifact.target, filename=src.filename, tasks=[],
+                          buffers=[], barriers=[], shared_bytes=int(artifact.metadata.shared_bytes or 0),
+                          warp_specialized="ttg.warp_specialize" in ttgir,
+                          source_lines=(src.text or "").splitlines(), module=module, func=func, to_line=to_line)
+    if func is None:
+        return model
+    _Builder(model, to_line, artifact.metadata.tasks or []).build(func)
+    return model
+
+
+class _Builder:
+    def __init__(self, model: Orchestration, to_line, task_meta: list[dict]) -> None:
+        self.model, self.to_line, self.meta = model, to_line, task_meta
+        self.sets: dict[str, tuple[str, int]] = {}  # SSA name -> ('buf'|'bar', set id), in the main body
+
+    def build(self, func: Op) -> None:
+        body = func.regions[0]
+        self._allocs(body)
+        main = self._task(0, "the kernel", None, None, self._main_warps(), body, self.sets)
+        self.model.tasks.append(main)
+        for op in body.ops:
+            if op.name == "ttg.warp_specialize":
+                main.name = "the default task"
+                self._partitions(op)
+        self.model.tasks[0].ops = self._sync_ops(body, self.sets, stop_at_partitions=True)
+
+    def _main_warps(self) -> int:
+        for t in self.meta:
+            if t.get("partition") is None:
+                return int(t.get("num_warps") or 4)
+        m = re.search(r'"ttg\.num-warps"\s*=\s*(\d+)', self.model.module.regions[0].ops[0].body
+                      if self.model.module.regions[0].ops else "")
+        return int(m.group(1)) if m else 4
+
+    def _allocs(self, body: Region) -> None:
+        inits: dict[str, int] = {}
+        views: dict[str, str] = {}
+        for op in walk(body):
+            if op.name in _VIEW_OPS and op.operands and op.results:
+                views[op.results[0]] = views.get(op.operands[0], op.operands[0])
+            elif op.name == "ttng.init_barrier" and op.operands:
+                m = _COUNT.match(op.body)
+                inits[views.get(op.operands[0], op.operands[0])] = int(m.group(1)) if m else 1
+        for op in walk(body):
+            if op.name != "ttg.local_alloc" or op.operands or not op.results:
+                continue
+            md = memdesc_type(op.body)
+            if md is None or "mutable" not in md[2]:
+                continue
+            shape, dtype, attrs = md
+            name, line, res = op.value_name or op.results[0].lstrip("%"), self.to_line(op), op.results[0]
+            if res in inits:
+                b = BarrierSet(len(self.model.barriers), name, line, shape[0] if shape else 1, inits[res])
+                self.model.barriers.append(b)
+                self.sets[res] = ("bar", b.id)
+            else:
+                storage = "tmem" if "tensor_memory" in attrs else "smem"
+                count, slot = (shape[0], shape[1:]) if len(shape) > 1 else (1, shape)
+                buf = BufferSet(len(self.model.buffers), name, line, slot, dtype, count, storage)
+                self.model.buffers.append(buf)
+                self.sets[res] = ("buf", buf.id)
+
+    def _partitions(self, ws: Op) -> None:
+        captured = ws.operands
+        parts = [r for r in ws.regions if r.label.startswith("partition")]
+        firsts: dict[int | None, list[int]] = {}
+        for r in parts:
+            first = next((self.to_line(o) for o in walk(r) if self.to_line(o)), None)
+            firsts.setdefault(first, []).append(int(r.label[len("partition"):]))
+        for r in parts:
+            pidx = int(r.label[len("partition"):])
+            refs = {arg: self.sets[v] for arg, v in zip(r.args, captured, strict=False) if v in self.sets}
+            first = next((self.to_line(o) for o in walk(r) if self.to_line(o)), None)
+            group = firsts.get(first, [pidx])
+            replica = group.index(pidx) if len(group) > 1 else None
+            meta = next((t for t in self.meta if t.get("partition") == pidx), {})
+            name = f"the task at line {self._with_line(first)}" if first else f"partition {pidx}"
+            if replica is not None:
+                name += f" (replica {replica})"
+            task = self._task(len(self.model.tasks), name, pidx, replica, r.num_warps or meta.get("num_warps") or 4,
+                              r, refs, meta.get("registers"), first)
+            self.model.tasks.append(task)
+
+    def _with_line(self, first: int) -> int:
+        """The ``with tlx.async_task(...)`` line above a task's first statement (else that statement)."""
+        lines = self.model.source_lines
+        for ln in range(first - 1, max(0, first - 12), -1):
+            if ln <= len(lines) and "async_task(" in lines[ln - 1]:
+                return ln
+        return first
+
+    def _task(self, index, name, partition, replica, warps, region, refs, registers=None, first=None) -> Task:
+        task = Task(index, name, partition, replica, int(warps or 4), registers, first)
+        if partition is not None:
+            task.ops = self._sync_ops(region, refs)
+        self.model.refs[index] = refs
+        return task
+
+    def _sync_ops(self, region: Region, refs: dict[str, tuple[str, int]], stop_at_partitions=False) -> list[SyncOp]:
+        refs = dict(refs)
+        out: list[SyncOp] = []
+        for op, in_loop in _walk_task(region, stop_at_partitions):
+            if op.name in _VIEW_OPS and op.operands and op.operands[0] in refs and op.results:
+                refs[op.results[0]] = refs[op.operands[0]]
+                continue
+            sync = classify(op, refs)
+            if sync is not None:
+                sync.line, sync.in_loop = self.to_line(op), in_loop
+                sync.text = self.model.line_text(sync.line)
+                op.sync = sync  # the simulator dispatches on it
+                out.append(sync)
+        return out
+
+
+def _walk_task(region: Region, stop_at_partitions: bool, in_loop: bool = False):
+    """(op, inside a loop) for a task's region; the main body includes ``default``, not the partitions."""
+    for op in region.ops:
+        yield op, in_loop
+        loop = in_loop or op.name in ("scf.for", "scf.while")
+        for r in op.regions:
+            if stop_at_partitions and r.label.startswith("partition"):
+                continue
+            yield from _walk_task(r, stop_at_partitions, loop)
+
+
+def _set_of(refs, name: str, kind: str) -> int | None:
+    ref = refs.get(name)
+    return ref[1] if ref and ref[0] == kind else None
+
+
+def tma_operands(op: Op) -> list[str]:
+    """Operands after a ``%desc[...]`` coordinate list (TMA ops)."""
+    head = op.body.split(" : ", 1)[0]
+    tail = head.split("]", 1)[1] if "]" in head else head
+    return re.findall(r"%[\w.$-]+(?:#\d+)?", tail)
+
+
+def classify(op: Op, refs: dict[str, tuple[str, int]]) -> SyncOp | None:
+    """The SyncOp for an orchestration op (None for arithmetic, tensor and control-flow ops)."""
+    name, ops = op.name, op.operands
+    bar = (lambda i: _set_of(refs, ops[i], "bar") if len(ops) > i else None)
+    buf = (lambda i: _set_of(refs, ops[i], "buf") if len(ops) > i else None)
+    m = _COUNT.match(op.body)
+    count = int(m.group(1)) if m else None
+    if name == "ttng.wait_barrier":
+        return SyncOp("wait", None, barrier=bar(0), op=op)
+    if name == "ttng.arrive_barrier":
+        return SyncOp("arrive", None, barrier=bar(0), count=count or 1, op=op)
+    if name == "tlx.warp_barrier_arrive":
+        return SyncOp("warp_arrive", None, barrier=bar(0), count=count or 1, op=op)
+    if name == "ttng.barrier_expect":
+        return SyncOp("expect", None, barrier=bar(0), bytes=count, op=op)
+    if name == "ttng.async_tma_copy_global_to_local":
+        tail = tma_operands(op)
+        md = memdesc_type(op.result_type())
+        nbytes = _nbytes(md)
+        b = _set_of(refs, tail[0], "buf") if tail else None
+        br = _set_of(refs, tail[1], "bar") if len(tail) > 1 else None
+        return SyncOp("tma_load", None, barrier=br, buffers=[b] if b is not None else [], bytes=nbytes, op=op)
+    if name == "ttg.async_copy_global_to_local":
+        b = buf(1)
+        return SyncOp("cp_async", None, buffers=[b] if b is not None else [], op=op)
+    if name == "ttg.async_commit_group":
+        return SyncOp("cp_commit", None, op=op)
+    if name == "ttg.async_wait":
+        return SyncOp("cp_wait", None, count=op.attr_int("num") or 0, op=op)
+    if name == "ttng.warp_group_dot":
+        return SyncOp("mma", None, buffers=[b for b in (buf(0), buf(1)) if b is not None], op=op)
+    if name == "ttng.warp_group_dot_wait":
+        return SyncOp("mma_wait", None, count=op.attr_int("pendings") or 0, op=op)
+    if name == "ttg.local_load":
+        return SyncOp("local_load", None, buffers=[b] if (b := buf(0)) is not None else [], op=op)
+    if name == "ttg.local_store":
+        return SyncOp("local_store", None, buffers=[b] if (b := buf(1)) is not None else [], op=op)
+    if name == "ttng.async_tma_copy_local_to_global":
+        tail = tma_operands(op)
+        b = _set_of(refs, tail[0], "buf") if tail else None
+        return SyncOp("tma_store", None, buffers=[b] if b is not None else [], op=op)
+    if name in ("ttng.async_tma_store_wait", "ttng.async_tma_store_token_wait"):
+        return SyncOp("store_wait", None, count=op.attr_int("pendings") or 0, op=op)
+    if name in ("tlx.named_barrier_wait", "tlx.named_barrier_arrive"):
+        return SyncOp("named_wait" if name.endswith("wait") else "named_arrive", None, op=op)
+    if name.startswith("ttng.tc_gen5_mma"):
+        bars = [s for v in ops if (s := _set_of(refs, v, "bar")) is not None]
+        return SyncOp("tc_mma", None, barrier=bars[0] if bars else None,
+                      buffers=[b for b in (buf(0), buf(1)) if b is not None], op=op)
+    if name == "ttng.tc_gen5_commit":
+        return SyncOp("tc_commit", None, barrier=bar(0), op=op)
+    if name in ("ttng.init_barrier", "ttng.inval_barrier", "ttg.local_alloc", "ttng.fence_async_shared",
+                "ttg.warp_specialize"):
+        return None
+    touched_bars = [s for v in ops if (s := _set_of(refs, v, "bar")) is not None]
+    touched_bufs = [s for v in ops if (s := _set_of(refs, v, "buf")) is not None]
+    if touched_bars or touched_bufs:
+        return SyncOp("opaque", None, barrier=touched_bars[0] if touched_bars else None, buffers=touched_bufs, op=op)
+    return None
+
+
+def _nbytes(md) -> int | None:
+    if md is None:
+        return None
+    n = 1
+    for d in md[0]:
+        n *= d
+    return n * element_bytes(md[1])

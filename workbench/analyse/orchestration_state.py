@@ -1,0 +1,174 @@
+"""What the orchestration simulator tracks while the tasks run: mbarriers, named barriers, buffer slots.
+
+Ordering is tracked with vector clocks (happens-before, as race detectors do): every task has a
+clock component, and every (issuing task, barrier) pair of TMA copies has one (the async proxy).
+An arrive, expect or copy releases the task's clock into the barrier's current phase; a wait that
+passes acquires the clock of the phases completed so far. A buffer access is ordered after another
+when the accessing task's clock covers the other access's epoch. Accesses still in flight (a wgmma
+before its ``async_dot_wait``, a ``cp.async`` before its wait group, a TMA store before its store
+wait) have no epoch yet and are ordered before nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+VC = dict[int, int]
+
+
+def join(into: VC, other: VC) -> None:
+    for k, v in other.items():
+        if v > into.get(k, 0):
+            into[k] = v
+
+
+@dataclass
+class Access:
+    """One read or write of a buffer slot."""
+
+    task: int
+    line: int | None
+    kind: str  # the SyncOp kind that made it: tma_load, cp_async, local_store, mma, local_load, tma_store...
+    write: bool
+    epoch: tuple[int, int] | None = None  # None while in flight
+    barrier: tuple[int, int] | None = None  # a TMA write: the barrier instance it completes on
+
+    def before(self, vc: VC) -> bool:
+        return self.epoch is not None and vc.get(self.epoch[0], 0) >= self.epoch[1]
+
+
+@dataclass
+class Race:
+    kind: str  # 'RAW' (read not ordered after the write), 'WAR', 'WAW'
+    buffer: int
+    slot: int
+    first: Access
+    second: Access
+
+
+@dataclass
+class _Slot:
+    write: Access | None = None
+    reads: list[Access] = field(default_factory=list)
+
+
+class Memory:
+    """Buffer slots: the last write and the reads since, checked against the accessor's clock."""
+
+    def __init__(self) -> None:
+        self.slots: dict[tuple[int, int], _Slot] = {}
+        self.races: list[Race] = []
+        self.unwritten: list[tuple[tuple[int, int], Access]] = []  # reads of a slot never written (yet)
+        self._seen: set[tuple] = set()
+
+    def _race(self, kind: str, key: tuple[int, int], first: Access, second: Access) -> None:
+        sig = (kind, first.line, second.line, first.task, second.task)
+        if sig not in self._seen:
+            self._seen.add(sig)
+            self.races.append(Race(kind, key[0], key[1], first, second))
+
+    def read(self, key: tuple[int, int], acc: Access, vc: VC) -> None:
+        slot = self.slots.setdefault(key, _Slot())
+        if slot.write is None:
+            self.unwritten.append((key, acc))
+        elif not slot.write.before(vc):
+            self._race("RAW", key, slot.write, acc)
+        # keep one finished read per task (later ones cover earlier ones) and every read in flight
+        slot.reads = [r for r in slot.reads if r.task != acc.task or r.epoch is None] + [acc]
+
+    def write(self, key: tuple[int, int], acc: Access, vc: VC) -> None:
+        slot = self.slots.setdefault(key, _Slot())
+        w = slot.write
+        if w is not None and not w.before(vc) and not (w.task == acc.task and w.kind == acc.kind == "local_store"):
+            self._race("WAW", key, w, acc)
+        for r in slot.reads:
+            if not r.before(vc):
+                self._race("WAR", key, r, acc)
+        slot.write, slot.reads = acc, []
+
+
+@dataclass
+class Phase:
+    """One phase of one mbarrier: who arrived, what was expected and copied."""
+
+    arrivals: Counter = field(default_factory=Counter)  # (task, line) -> arrivals
+    expected: int = 0
+    copied: int = 0
+    expects: list[tuple[int, int | None, int]] = field(default_factory=list)  # (task, line, bytes)
+    copies: list[tuple[int, int | None, int]] = field(default_factory=list)
+
+
+class MBarrier:
+    """An mbarrier: phases complete when ``arrive_count`` arrivals are in and no bytes are pending."""
+
+    def __init__(self, set_id: int, index: int, arrive_count: int) -> None:
+        self.set_id, self.index, self.arrive_count = set_id, index, arrive_count
+        self.completed = 0
+        self.pending = arrive_count
+        self.tx = 0
+        self.vc_cur: VC = {}
+        self.vc_done: VC = {}
+        self.cur = Phase()
+        self.phases: list[Phase] = []
+        self.byte_mismatches: list[Phase] = []
+        self.per_call: dict[int, int] = {}  # task -> the most one of its calls arrives with
+
+    def arrive(self, n: int, who: tuple[int, int | None], vc: VC) -> None:
+        self.pending -= n
+        self.cur.arrivals[who] += n
+        self.per_call[who[0]] = max(self.per_call.get(who[0], 0), n)
+        join(self.vc_cur, vc)
+        self._maybe_complete()
+
+    def expect(self, nbytes: int, who: tuple[int, int | None], vc: VC) -> None:
+        self.tx += nbytes
+        self.cur.expected += nbytes
+        self.cur.expects.append((*who, nbytes))
+        self.arrive(1, who, vc)
+
+    def copy(self, nbytes: int, who: tuple[int, int | None], vc: VC) -> None:
+        self.tx -= nbytes
+        self.cur.copied += nbytes
+        self.cur.copies.append((*who, nbytes))
+        join(self.vc_cur, vc)
+        self._maybe_complete()
+
+    def _maybe_complete(self) -> None:
+        if self.pending > 0 or self.tx > 0:
+            return
+        done = self.cur
+        if done.copies and done.expected != done.copied:
+            self.byte_mismatches.append(done)
+        self.completed += 1
+        join(self.vc_done, self.vc_cur)
+        self.phases.append(done)
+        self.cur, self.vc_cur = Phase(), {}
+        self.pending, self.tx = self.arrive_count, 0
+
+    def passes(self, parity: int) -> bool:
+        """``mbarrier.try_wait.parity``: true once the phase of that parity has completed."""
+        return (self.completed & 1) != (parity & 1)
+
+
+class NamedBarrier:
+    """A hardware named barrier (``bar.sync``/``bar.arrive`` id, threads)."""
+
+    def __init__(self, ident: int) -> None:
+        self.ident = ident
+        self.arrived = 0
+        self.generation = 0
+        self.vc_cur: VC = {}
+        self.vc_done: VC = {}
+
+    def arrive(self, threads: int, needed: int, vc: VC) -> int:
+        """Arrive with ``threads``; the generation this arrival belongs to."""
+        gen = self.generation
+        self.arrived += threads
+        join(self.vc_cur, vc)
+        if self.arrived >= needed:
+            self.generation += 1
+            self.arrived -= needed
+            join(self.vc_done, self.vc_cur)
+            self.vc_cur = {}
+        return gen

@@ -1,0 +1,126 @@
+"""Rules read off the model alone: waits nothing completes, buffers nothing writes, shared memory
+over the limit, narrowing stores."""
+
+from __future__ import annotations
+
+from workbench.analyse.orchestration_ir import Op, walk
+from workbench.check.context import COMPLETES, READS, WRITES, Context
+from workbench.check.findings import Finding, related
+
+# Shared memory one block may use (bytes): sm_90/sm_100 227 KiB, sm_80 163 KiB, consumer parts 99 KiB.
+_SMEM_LIMITS = (("sm_100", 232448), ("sm_103", 232448), ("sm_90", 232448), ("sm_80", 166912),
+                ("sm_86", 101376), ("sm_87", 166912), ("sm_89", 101376), ("sm_120", 101376))
+
+
+def smem_limit(target: str) -> int | None:
+    for prefix, limit in _SMEM_LIMITS:
+        if target.startswith(prefix):
+            return limit
+    return None
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:.1f}".rstrip("0").rstrip(".") + " KiB"
+
+
+def wait_never_completes(ctx: Context) -> None:
+    for bs in ctx.model.barriers:
+        waits = ctx.ops_on_barrier(bs.id, {"wait"})
+        if not waits or ctx.ops_on_barrier(bs.id, COMPLETES):
+            continue
+        for task, op in waits:
+            f = Finding(
+                "wait-never-completes", "error", op.line,
+                f"`{bs.name}` is waited on here ({task.name}), but no task arrives on it, expects bytes on it or "
+                f"issues a copy that completes on it: this wait never completes and the kernel hangs. Complete "
+                f"its phases from the task that produces what the waiter needs.",
+                related([(bs.line, f"{bs.name} allocated here (arrive_count={bs.arrive_count})")]),
+                f"a producer does barrier_expect_bytes({bs.name}[i], nbytes) + async_descriptor_load(desc, buf, "
+                f"offsets, {bs.name}[i]); a consumer releasing a slot does barrier_arrive({bs.name}[i])")
+            f.barrier_set = bs.id
+            ctx.add(f)
+
+
+def unwritten_buffer(ctx: Context) -> None:
+    for buf in ctx.model.buffers:
+        if buf.storage != "smem" or ctx.ops_on_buffer(buf.id, WRITES):
+            continue
+        reads = ctx.ops_on_buffer(buf.id, READS)
+        if not reads:
+            continue
+        task, op = min(reads, key=lambda p: p[1].line or 0)
+        shape = f"{buf.count} x {'x'.join(map(str, buf.shape))} {buf.dtype}"
+        ctx.add(Finding(
+            "unwritten-buffer", "error", op.line,
+            f"{ctx.Task(task.index)} reads `{buf.name}` here, but no task ever writes it (no copy, async load or "
+            f"local_store into it): the read sees whatever shared memory held before. Fill it before reading it.",
+            related([(buf.line, f"{buf.name} allocated here ({shape})")]
+                    + [(o.line, f"also read here ({t.name})") for t, o in reads if o.line != op.line]),
+            "async_descriptor_load(desc, buf[i], offsets, full[i]) then barrier_wait(full[i], phase) in the reader"))
+
+
+def shared_memory(ctx: Context) -> None:
+    model = ctx.model
+    limit = smem_limit(model.target)
+    if limit is None or model.shared_bytes <= limit:
+        return
+    parts = [(b.bytes, b.line, f"`{b.name}`: {b.count} x {'x'.join(map(str, b.shape))} {b.dtype} = {_kib(b.bytes)}")
+             for b in model.buffers if b.storage == "smem"]
+    parts += [(8 * s.count, s.line, f"`{s.name}`: {s.count} mbarrier(s) = {8 * s.count} B") for s in model.barriers]
+    explicit = sum(p[0] for p in parts)
+    parts.sort(key=lambda p: -p[0])
+    rest = model.shared_bytes - explicit
+    notes = [(line, text) for _, line, text in parts]
+    if rest > 0:
+        notes.append((None, f"{_kib(rest)} more that the compiler allocates (layout conversions, epilogue staging)"))
+    biggest = parts[0] if parts else None
+    over = model.shared_bytes - limit
+    ctx.add(Finding(
+        "smem-limit", "error", biggest[1] if biggest else None,
+        f"The kernel needs {_kib(model.shared_bytes)} of shared memory per block, {_kib(over)} more than the "
+        f"{_kib(limit)} a block can use on {model.target}: the launch will fail with 'out of resource: shared "
+        f"memory'. Biggest first: " + "; ".join(p[2] for p in parts[:4]) + ". Use fewer stages or smaller tiles.",
+        related(notes), "shared bytes ~ NUM_STAGES x (BM x BK + BK x BN) x element size (+ epilogue staging)"))
+
+
+_NARROW = {"arith.truncf", "tt.fp_to_fp"}
+_STORES = {"tt.store": 1, "tt.descriptor_store": -1, "ttg.local_store": 0, "ttng.async_tma_copy_local_to_global": -1}
+_THROUGH = {"ttg.convert_layout", "ttg.local_alloc"}
+
+
+def narrowing_store(ctx: Context) -> None:
+    model = ctx.model
+    if model.func is None:
+        return
+    defs: dict[str, Op] = {}
+    for op in walk(model.func.regions[0]):
+        for r in op.results:
+            defs[r] = op
+    seen: set[int] = set()
+    for op in walk(model.func.regions[0]):
+        pos = _STORES.get(op.name)
+        if pos is None or not op.operands:
+            continue
+        src = defs.get(op.operands[pos] if pos >= 0 else op.operands[-1])
+        while src is not None and src.name in _THROUGH and src.operands:
+            src = defs.get(src.operands[0])
+        if src is None or src.name not in _NARROW or not _same_loc(src, op) or "f32" not in src.body.split(" to ")[0]:
+            continue
+        line = model.to_line(op)
+        if line in seen:
+            continue
+        seen.add(line)
+        to = src.body.rsplit(" to ", 1)[-1]
+        dtype = to.split("x")[-1].split(",")[0].rstrip(">") if "x" in to else to
+        ctx.add(Finding(
+            "narrowing-store", "warning", line,
+            f"An fp32 value is stored here into {dtype} memory: Triton narrows it silently, rounding away "
+            f"precision (and overflowing past the {dtype} range). Cast explicitly with `.to(...)` where the "
+            f"narrowing is meant, or store into an fp32 tensor.",
+            [], "c = acc.to(tlx.dtype_of(c_desc)); c_desc.store(offsets, c)"))
+
+
+def _same_loc(a: Op, b: Op) -> bool:
+    la = next((loc for loc in a.locs if not loc.inlined), None)
+    lb = next((loc for loc in b.locs if not loc.inlined), None)
+    return la is not None and lb is not None and (la.file, la.line, la.col) == (lb.file, lb.line, lb.col)
