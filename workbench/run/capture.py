@@ -17,15 +17,16 @@ TLX kernels are ``@triton.jit`` functions, so they are captured like any other.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.compile.tuners import arg_names, base_jit
-from workbench.report.report import jsonable, kernel_kind
+from workbench.compile.tuners import arg_names
+from workbench.report.report import kernel_kind
+from workbench.run.arguments import _constexpr_names, _spec, bind_arguments, describe_arguments
 from workbench.run.device import Device
+from workbench.run.interpreter import interpret
 
 __all__ = ["Capture", "Captured", "active", "describe_arguments"]
 
@@ -49,7 +50,8 @@ class Captured:
     compile_ms: float | None
     runs: list[dict[str, Any]] = field(default_factory=list)
     launches: int = 0
-    relaunch: Callable[[], Any] | None = None  # zero-arg re-launch (GPU mode), for --bench
+    relaunch: Callable[[], Any] | None = None  # zero-arg re-launch in the notebook's process, for --bench
+    sanitizer_findings: list[dict[str, Any]] = field(default_factory=list)  # --sanitize
     bound: dict[str, Any] = field(default_factory=dict)
     grid: tuple[int, ...] | None = None
     order: int = 0
@@ -75,92 +77,6 @@ def _subclasses_with_run(cls: type) -> list[type]:
 
 
 
-def _constexpr_names(kernel: Any) -> set[str]:
-    base = base_jit(kernel)
-    try:
-        return {p.name for p in base.params if p.is_constexpr}
-    except Exception:
-        return set()
-
-
-def bind_arguments(kernel: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-    names = arg_names(kernel)
-    bound = dict(zip(names, args, strict=False))
-    for k, v in kwargs.items():
-        bound.setdefault(k, v)
-    base = base_jit(kernel)
-    try:
-        for p in inspect.signature(getattr(base, "fn", base)).parameters.values():
-            if p.name not in bound and p.default is not inspect.Parameter.empty:
-                bound[p.name] = p.default
-    except (TypeError, ValueError):
-        pass
-    return bound
-
-
-def _describe(name: str, v: Any, constexpr: bool) -> dict[str, Any]:
-    if hasattr(v, "data_ptr") and hasattr(v, "dtype") and hasattr(v, "shape"):
-        return {
-            "name": name,
-            "kind": "tensor",
-            "dtype": str(v.dtype).replace("torch.", ""),
-            "shape": [int(s) for s in v.shape],
-            "strides": [int(s) for s in v.stride()] if hasattr(v, "stride") else None,
-            "device": str(getattr(v, "device", None)),
-        }
-    if type(v).__name__ == "TensorDescriptor":
-        base = getattr(v, "base", None)
-        return {
-            "name": name,
-            "kind": "descriptor",
-            "dtype": str(getattr(base, "dtype", None)).replace("torch.", ""),
-            "shape": [int(s) for s in getattr(v, "shape", [])],
-            "device": str(getattr(base, "device", None)),
-            "value": {"block_shape": jsonable(list(getattr(v, "block_shape", []) or []))},
-        }
-    if constexpr:
-        return {"name": name, "kind": "constexpr", "value": jsonable(getattr(v, "value", v))}
-    if v is None:
-        return {"name": name, "kind": "none", "value": None}
-    if isinstance(v, bool):
-        return {"name": name, "kind": "bool", "value": v}
-    if isinstance(v, int):
-        return {"name": name, "kind": "int", "value": v}
-    if isinstance(v, float):
-        return {"name": name, "kind": "float", "value": jsonable(v)}
-    if isinstance(v, tuple):
-        return {"name": name, "kind": "tuple", "value": jsonable(v)}
-    return {"name": name, "kind": "other", "value": repr(v)[:200]}
-
-
-def describe_arguments(kernel: Any, bound: dict[str, Any]) -> list[dict[str, Any]]:
-    """The schema's run ``arguments`` for bound launch arguments."""
-    consts = _constexpr_names(kernel)
-    return [_describe(k, v, k in consts) for k, v in bound.items()]
-
-
-def _spec(v: Any, constexpr: bool) -> Any:
-    """A cheap stand-in for Triton's specialization of one argument (for de-duplicating launches)."""
-    if constexpr:
-        return ("c", repr(v))
-    if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
-        try:
-            return ("t", str(v.dtype), v.data_ptr() % 16 == 0, str(getattr(v, "device", "")))
-        except Exception:
-            return ("t", str(v.dtype))
-    if isinstance(v, bool):
-        return ("b", v)
-    if isinstance(v, int):
-        return ("i", v == 1, v % 16 == 0, -(2**31) <= v < 2**31, v >= 2**63)
-    if isinstance(v, float):
-        return ("f",)
-    if isinstance(v, tuple):
-        return ("u", tuple(_spec(x, False) for x in v))
-    if v is None:
-        return ("n",)
-    return ("o", type(v).__name__, repr(v)[:80])
-
-
 def _grid_tuple(grid: Any, bound: dict[str, Any]) -> tuple[int, ...] | None:
     try:
         g = grid(bound) if callable(grid) else grid
@@ -182,8 +98,19 @@ class Capture:
         compile_only: bool = False,
         interpret: bool = False,
         auto_interpret: bool = False,
+        isolate: bool = True,
+        timeout: float | None = None,
+        sanitize: str | None = None,
+        timeline: bool = False,
     ) -> None:
         self.device = device
+        self.isolate = isolate  # GPU launches in the worker process (workbench.run.launching)
+        self.timeout = timeout  # seconds per isolated launch (None: isolate.default_timeout)
+        self.sanitize = sanitize
+        self.timeline = timeline
+        self.sanitized: set[str] = set()  # artifact keys run under the sanitizer in this cell
+        self.sequence: list[Any] = []  # launching.Replay of every launch, in order (--check re-runs them)
+        self.benchmarking = 0  # inside the autotuner's timing of configs
         self.target = target
         self.compile_only = compile_only
         self.interpret = interpret
@@ -218,6 +145,20 @@ class Capture:
 
         Autotuner.run = at_run
         self._restore.append(lambda: setattr(Autotuner, "run", orig_at_run))
+        orig_bench = Autotuner._bench
+
+        def bench(at_self, *args, **kwargs):  # the autotuner timing its configs
+            cap = _ACTIVE
+            if cap is None:
+                return orig_bench(at_self, *args, **kwargs)
+            cap.benchmarking += 1
+            try:
+                return orig_bench(at_self, *args, **kwargs)
+            finally:
+                cap.benchmarking -= 1
+
+        Autotuner._bench = bench
+        self._restore.append(lambda: setattr(Autotuner, "_bench", orig_bench))
 
         try:
             from workbench.compile import driver
@@ -246,6 +187,15 @@ class Capture:
             cap = _ACTIVE
             if cap is None or cap.suspended:
                 return orig_run(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
+            def jit_compile(mode: str | None = None):  # the JIT's own compile (a Triton cache hit), no launch
+                if mode is None:
+                    return orig_run(fn_self, *args, grid=grid, warmup=True, **kwargs)
+                from triton import knobs
+
+                with knobs.compilation.scope():
+                    knobs.compilation.instrumentation_mode = mode
+                    return orig_run(fn_self, *args, grid=grid, warmup=True, **kwargs)
+
             return cap.on_launch(
                 fn_self,
                 args,
@@ -253,6 +203,7 @@ class Capture:
                 grid,
                 warmup,
                 lambda: orig_run(fn_self, *args, grid=grid, warmup=warmup, **kwargs),
+                jit_compile=jit_compile,
             )
 
         run.__wrapped__ = orig_run  # type: ignore[attr-defined]
@@ -354,6 +305,7 @@ class Capture:
         warmup: bool,
         real: Callable[[], Any],
         interpretable: bool = True,
+        jit_compile: Callable[[str | None], Any] | None = None,
     ) -> Any:
         consts = _constexpr_names(kernel)
         bound = bind_arguments(kernel, args, kwargs)
@@ -387,23 +339,29 @@ class Capture:
         result = None
         t0 = time.perf_counter()
         if mode == "gpu":
-            with self.suspend():
-                result = real()
-            run["ran"], run["device"] = True, self.device.name
+            from workbench.run.launching import on_gpu
 
-            def relaunch() -> Any:
-                with self.suspend():
-                    return real()
-
-            entry.relaunch = relaunch
+            result = on_gpu(self, entry, kernel, bound, gtuple, run, real, jit_compile)
         elif mode == "interpreter":
             with self.suspend():
                 interpret(kernel, args, kwargs, grid)
             run["ran"], run["device"] = True, "cpu (Triton interpreter)"
+            self._remember_interpreted(entry, kernel, args, kwargs, grid, bound)
         else:
             result = entry.artifact.compiled
         run["elapsed_ms"] = (time.perf_counter() - t0) * 1e3
         return result
+
+    def _remember_interpreted(self, entry: Captured, kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any,
+                              bound: dict[str, Any]) -> None:
+        from workbench.run.launching import MAX_REPLAYS, Replay, tensors_in
+
+        def again() -> None:
+            with self.suspend():
+                interpret(kernel, args, kwargs, grid)
+
+        if len(self.sequence) <= MAX_REPLAYS:
+            self.sequence.append(Replay(entry.name, again, [t for v in bound.values() for t in tensors_in(v)]))
 
     def _autotune_without_gpu(self, tuner: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         configs = list(tuner.configs)
@@ -435,39 +393,3 @@ class Capture:
                 tuner.nargs = None
             result = r if i == 0 else result
         return result
-
-
-# ---------------------------------------------------------------------- interpreter
-def interpret(kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any) -> None:
-    """Run a plain ``@triton.jit`` kernel on CPU tensors with Triton's interpreter."""
-    from triton.runtime.interpreter import InterpretedFunction
-    from triton.runtime.jit import JITFunction
-
-    base = base_jit(kernel)
-    fn = base.fn
-    helpers: dict[Any, InterpretedFunction] = {}
-    orig_call = JITFunction.__call__
-
-    def call(self, *a, **k):  # device-function calls made by the kernel
-        f = helpers.get(self.fn)
-        if f is None:
-            f = helpers[self.fn] = InterpretedFunction(self.fn)
-        return f(*a, **k)
-
-    # The interpreter rewrites functions into their own __globals__ and adds its module's globals there;
-    # take those out again so the user's namespace is left as it was.
-    globs = [fn.__globals__]
-    before = {id(g): set(g) for g in globs}
-    JITFunction.__call__ = call
-    try:
-        InterpretedFunction(fn).run(*args, grid=grid, warmup=False, **kwargs)
-    finally:
-        JITFunction.__call__ = orig_call
-        for g in [fn.__globals__] + [h.fn.__globals__ for h in helpers.values()]:
-            keep = before.get(id(g))
-            if keep is None:
-                continue
-            for name in set(g) - keep:
-                del g[name]
-        for f in [fn] + list(helpers):
-            InterpretedFunction.rewritten_fn.pop(f, None)

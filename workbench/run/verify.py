@@ -22,7 +22,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CheckSpec", "evaluate", "parse_check", "skipped"]
+__all__ = ["CheckSpec", "evaluate", "parse_check", "skipped", "tolerance"]
 
 _DEFAULT_TOL = {
     "float16": (1e-3, 1e-5),
@@ -136,6 +136,18 @@ def evaluate(
         return _error(spec, f"cannot compare {spec.actual} with {spec.expected}: {type(e).__name__}: {e}")
 
 
+def tolerance(dtype: str, atol: float | None, rtol: float | None) -> tuple[float, float, str]:
+    """(rtol, atol, a sentence saying which and why) for comparing outputs of ``dtype``."""
+    d_rtol, d_atol = _DEFAULT_TOL.get(dtype, (0.0, 0.0))
+    exact = dtype not in _DEFAULT_TOL
+    src = "exact: integer/bool" if exact else f"{dtype} default"
+    if atol is not None or rtol is not None:
+        src = "--atol/--rtol" if atol is not None and rtol is not None else f"--atol/--rtol, else the {src}"
+    rtol = d_rtol if rtol is None else rtol
+    atol = d_atol if atol is None else atol
+    return rtol, atol, f"|actual - expected| <= {atol:.3g} + {rtol:.3g}*|expected|, {src}"
+
+
 def _compare(spec: CheckSpec, actual: Any, expected: Any, atol: float | None, rtol: float | None) -> dict[str, Any]:
     import torch
 
@@ -146,11 +158,9 @@ def _compare(spec: CheckSpec, actual: Any, expected: Any, atol: float | None, rt
     if e.device.type != "cpu":
         e = e.detach().cpu()
     dname = str(a.dtype).replace("torch.", "")
-    d_rtol, d_atol = _DEFAULT_TOL.get(dname, (0.0, 0.0))
-    rtol = d_rtol if rtol is None else rtol
-    atol = d_atol if atol is None else atol
+    rtol, atol, why = tolerance(dname, atol, rtol)
     out = skipped(spec, "")
-    out.update(atol=atol, rtol=rtol, total=int(a.numel()))
+    out.update(atol=atol, rtol=rtol, total=int(a.numel()), tolerance=why)
     if tuple(a.shape) != tuple(e.shape):
         if e.numel() == 1:
             e = e.reshape(()).expand(a.shape)
@@ -172,7 +182,7 @@ def _compare(spec: CheckSpec, actual: Any, expected: Any, atol: float | None, rt
     max_rel = float(rel.max()) if rel.numel() else 0.0
     out.update(max_abs_err=_num(max_abs), max_rel_err=_num(max_rel), mismatched=n_bad)
     if n_bad == 0:
-        out.update(status="passed", message=f"{a.numel()} elements match")
+        out.update(status="passed", message=f"{a.numel()} elements match ({why})")
         return out
     idx = [int(i) for i in torch.nonzero(bad)[0].tolist()] if bad.dim() else []
     got = a64[tuple(idx)].item() if idx or a64.dim() == 0 else None
@@ -180,6 +190,7 @@ def _compare(spec: CheckSpec, actual: Any, expected: Any, atol: float | None, rt
     out.update(
         status="failed",
         first_mismatch=idx,
-        message=f"{n_bad} of {a.numel()} elements differ; first at {list(idx)}: got {got!r}, expected {want!r}",
+        message=f"{n_bad} of {a.numel()} elements differ; first at {list(idx)}: got {got!r}, expected {want!r} "
+                f"({why})",
     )
     return out

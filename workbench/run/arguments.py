@@ -1,0 +1,98 @@
+"""Launch arguments: bound to the kernel's parameters, described for the Report, and reduced to a
+cheap stand-in for Triton's specialization (to tell launches of one compiled kernel apart)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from workbench.compile.tuners import arg_names, base_jit
+from workbench.report.report import jsonable
+
+__all__ = ["bind_arguments", "describe_arguments"]
+
+
+def _constexpr_names(kernel: Any) -> set[str]:
+    base = base_jit(kernel)
+    try:
+        return {p.name for p in base.params if p.is_constexpr}
+    except Exception:
+        return set()
+
+
+def bind_arguments(kernel: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+    names = arg_names(kernel)
+    bound = dict(zip(names, args, strict=False))
+    for k, v in kwargs.items():
+        bound.setdefault(k, v)
+    base = base_jit(kernel)
+    try:
+        for p in inspect.signature(getattr(base, "fn", base)).parameters.values():
+            if p.name not in bound and p.default is not inspect.Parameter.empty:
+                bound[p.name] = p.default
+    except (TypeError, ValueError):
+        pass
+    return bound
+
+
+def _describe(name: str, v: Any, constexpr: bool) -> dict[str, Any]:
+    if hasattr(v, "data_ptr") and hasattr(v, "dtype") and hasattr(v, "shape"):
+        return {
+            "name": name,
+            "kind": "tensor",
+            "dtype": str(v.dtype).replace("torch.", ""),
+            "shape": [int(s) for s in v.shape],
+            "strides": [int(s) for s in v.stride()] if hasattr(v, "stride") else None,
+            "device": str(getattr(v, "device", None)),
+        }
+    if type(v).__name__ == "TensorDescriptor":
+        base = getattr(v, "base", None)
+        return {
+            "name": name,
+            "kind": "descriptor",
+            "dtype": str(getattr(base, "dtype", None)).replace("torch.", ""),
+            "shape": [int(s) for s in getattr(v, "shape", [])],
+            "device": str(getattr(base, "device", None)),
+            "value": {"block_shape": jsonable(list(getattr(v, "block_shape", []) or []))},
+        }
+    if constexpr:
+        return {"name": name, "kind": "constexpr", "value": jsonable(getattr(v, "value", v))}
+    if v is None:
+        return {"name": name, "kind": "none", "value": None}
+    if isinstance(v, bool):
+        return {"name": name, "kind": "bool", "value": v}
+    if isinstance(v, int):
+        return {"name": name, "kind": "int", "value": v}
+    if isinstance(v, float):
+        return {"name": name, "kind": "float", "value": jsonable(v)}
+    if isinstance(v, tuple):
+        return {"name": name, "kind": "tuple", "value": jsonable(v)}
+    return {"name": name, "kind": "other", "value": repr(v)[:200]}
+
+
+def describe_arguments(kernel: Any, bound: dict[str, Any]) -> list[dict[str, Any]]:
+    """The schema's run ``arguments`` for bound launch arguments."""
+    consts = _constexpr_names(kernel)
+    return [_describe(k, v, k in consts) for k, v in bound.items()]
+
+
+def _spec(v: Any, constexpr: bool) -> Any:
+    """A cheap stand-in for Triton's specialization of one argument (for de-duplicating launches)."""
+    if constexpr:
+        return ("c", repr(v))
+    if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
+        try:
+            return ("t", str(v.dtype), v.data_ptr() % 16 == 0, str(getattr(v, "device", "")))
+        except Exception:
+            return ("t", str(v.dtype))
+    if isinstance(v, bool):
+        return ("b", v)
+    if isinstance(v, int):
+        return ("i", v == 1, v % 16 == 0, -(2**31) <= v < 2**31, v >= 2**63)
+    if isinstance(v, float):
+        return ("f",)
+    if isinstance(v, tuple):
+        return ("u", tuple(_spec(x, False) for x in v))
+    if v is None:
+        return ("n",)
+    return ("o", type(v).__name__, repr(v)[:80])

@@ -1,0 +1,158 @@
+"""A ``%%tlx`` cell's GPU launch: in the isolated worker (default) or in the notebook's process.
+
+``on_gpu`` is what ``Capture.on_launch`` calls for a launch that runs on the GPU:
+
+- isolated (default): the JIT compiles (``JITFunction.run(warmup=True)``: a cache hit after
+  ``workbench.compile``) and the worker launches that kernel on the notebook's tensors, under the
+  watchdog; a hang or a fault raises ``KernelHangError``/``KernelFaultError`` with the static
+  checks' findings. The run record gets ``isolation`` (where it ran, what isolation cost).
+- in the notebook's process: with ``--no-isolate``, for arguments that cannot be shared with a
+  worker, and for the autotuner's timed launches of a kernel that already completed in the worker
+  (timing needs the notebook's own stream; ``--bench`` and ``--timeline`` also time in-process,
+  after the cell's launch completed in the worker).
+
+``--sanitize`` adds one sanitized launch per kernel per cell (``sanitize``). Every launch the cell
+made is kept as a ``Replay`` (``--check`` runs them again with fresh inputs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.compile.tuners import base_jit
+from workbench.run import isolate
+from workbench.run.protocol import UnsendableArgument
+
+__all__ = ["MAX_REPLAYS", "Replay", "on_gpu", "tensors_in"]
+
+MAX_REPLAYS = 64
+
+
+@dataclass
+class Replay:
+    """One launch of the cell, ready to run again; ``tensors`` are its tensor arguments (descriptor bases too)."""
+
+    name: str
+    again: Callable[[], None]
+    tensors: list[Any] = field(default_factory=list)
+
+
+def tensors_in(value: Any) -> list[Any]:
+    if hasattr(value, "untyped_storage") and hasattr(value, "dtype"):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [t for v in value for t in tensors_in(v)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [t for f in dataclasses.fields(value) for t in tensors_in(getattr(value, f.name, None))]
+    return []
+
+
+def launch_values(kernel: Any, bound: dict[str, Any]) -> tuple[list[str], list[bool], list[Any]]:
+    """The kernel's parameters in order, which are constexpr, and their values in this launch."""
+    base = base_jit(kernel)
+    names = list(base.arg_names)
+    consts = {p.name for p in base.params if p.is_constexpr}
+    return names, [n in consts for n in names], [bound.get(n) for n in names]
+
+
+def _grid3(grid: tuple[int, ...] | None) -> tuple[int, int, int]:
+    g = tuple(grid or (1,))
+    return tuple(g) + (1,) * (3 - len(g))  # type: ignore[return-value]
+
+
+def _synchronize() -> None:
+    import torch
+
+    torch.cuda.synchronize()
+
+
+def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple[int, ...] | None,
+           run: dict[str, Any], real: Callable[[], Any], jit_compile: Callable[[str | None], Any] | None) -> Any:
+    """Launch on the GPU; returns what ``kernel[grid](...)`` returns (the CompiledKernel)."""
+    key = entry.artifact.key
+    timing = cap.benchmarking and isolate.completed(key)
+    if not cap.isolate or jit_compile is None or timing:
+        why = ("--no-isolate" if not cap.isolate else "a timed launch of a kernel that completed in the worker"
+               if timing else "no JIT compile hook")
+        return _in_process(cap, entry, run, real, why, record=not cap.benchmarking)
+    with cap.suspend():
+        compiled = jit_compile(None)
+    names, consts, values = launch_values(kernel, bound)
+    g3 = _grid3(grid)
+    try:
+        out = isolate.launch(compiled, names, consts, values, g3, key=key, timeout_s=cap.timeout)
+    except UnsendableArgument as e:
+        cap.diagnostics.append({"severity": "warning", "source": "run", "line": None, "col": None,
+                                "message": isolate.unsendable(e), "hint": None})
+        return _in_process(cap, entry, run, real, str(e), record=not cap.benchmarking)
+    run["isolation"] = isolate.record(out)
+    if cap.sanitize and key not in cap.sanitized:
+        cap.sanitized.add(key)
+        _sanitize(cap, entry, kernel, compiled, jit_compile, (names, consts, values), g3, run)
+    if not out.ok:
+        findings = isolate.static_findings(entry.artifact, kernel)
+        raise isolate.failure_error(out, name=entry.name, grid=grid, findings=findings, timeline=cap.timeline,
+                                    sanitizer=[f for f in entry.sanitizer_findings if f.get("line") is not None])
+    run["ran"], run["device"] = True, cap.device.name
+
+    def in_process() -> Any:
+        with cap.suspend():
+            return real()
+
+    entry.relaunch = in_process
+
+    def again() -> None:
+        o = isolate.launch(compiled, names, consts, values, g3, key=key, timeout_s=cap.timeout)
+        if not o.ok:
+            raise isolate.failure_error(o, name=entry.name, grid=grid, findings=[])
+
+    if not cap.benchmarking:
+        _remember(cap, entry, again, values)
+    return compiled
+
+
+def _in_process(cap: Any, entry: Any, run: dict[str, Any], real: Callable[[], Any], why: str, record: bool) -> Any:
+    with cap.suspend():
+        result = real()
+    run["ran"], run["device"] = True, cap.device.name
+    run["isolation"] = {"mode": "in-process", "reason": why}
+
+    def relaunch() -> Any:
+        with cap.suspend():
+            return real()
+
+    entry.relaunch = relaunch
+    if record:
+        def again() -> None:
+            relaunch()
+            _synchronize()
+
+        _remember(cap, entry, again, list(entry.bound.values()))
+    return result
+
+
+def _remember(cap: Any, entry: Any, again: Callable[[], None], values: list[Any]) -> None:
+    if len(cap.sequence) <= MAX_REPLAYS:  # one past the limit marks "too many to replay"
+        cap.sequence.append(Replay(entry.name, again, [t for v in values for t in tensors_in(v)]))
+
+
+def _sanitize(cap: Any, entry: Any, kernel: Any, compiled: Any, jit_compile: Callable[[str | None], Any],
+              launch: tuple[list[str], list[bool], list[Any]], grid: tuple[int, int, int],
+              run: dict[str, Any]) -> None:
+    from workbench.run import sanitize
+
+    tool = cap.sanitize
+    try:
+        if tool == "consan":
+            with cap.suspend():
+                compiled = jit_compile("consan")
+        static = isolate.static_findings(entry.artifact, kernel)
+        same = tool != "consan" and (cap.device.arch or "").rstrip("a") == str(entry.artifact.target).rstrip("a")
+        res = sanitize.run(tool, compiled, *launch, grid, artifact=entry.artifact, static=static, same_device=same)
+    except Exception as e:  # a diagnostic run: its own failure is reported, never raised
+        res = {"record": {"tool": tool, "status": "error", "reason": f"{type(e).__name__}: {e}"}, "findings": []}
+    entry.sanitizer_findings = list(res["findings"])
+    run["sanitizer"] = res["record"]
