@@ -143,6 +143,33 @@ class TlxMagics(Magics):
     @argument("--bytes", default=None, metavar="EXPR", help="with --bench: bytes moved per launch (roofline)")
     @argument("--timeline", action="store_true", help="per-role timeline (workbench.measure.timeline; needs a GPU)")
     @argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="a GPU launch that has not finished after S seconds is stopped and becomes an error on the cell "
+        "(default: 5 s beyond 4x the kernel's last time)",
+    )
+    @argument(
+        "--no-isolate",
+        action="store_true",
+        help="launch in the notebook's own process instead of the worker (a hang or a fault then takes the "
+        "notebook's kernel with it)",
+    )
+    @argument(
+        "--sanitize",
+        default=None,
+        choices=["racecheck", "synccheck", "memcheck", "initcheck", "consan"],
+        help="also run each kernel once under compute-sanitizer's tool (or Triton's ConSan), in a worker on "
+        "copies of its arguments; findings on your lines",
+    )
+    @argument(
+        "--no-fresh",
+        action="store_true",
+        help="--check only what the cell produced (no re-run on fresh random inputs with NaN-poisoned "
+        "outputs: for kernels that read their own outputs)",
+    )
+    @argument(
         "--diff",
         nargs="?",
         const=True,
@@ -200,8 +227,9 @@ class TlxMagics(Magics):
         if any(r["mode"] == "gpu" for e in cap.entries.values() for r in e.runs):
             _synchronize()
         shown, primary = _select(cap, args, cell)
-        checks = sections.output_checks(specs, args, list(cap.entries.values()), ns)
+        checks = sections.output_checks(specs, args, list(cap.entries.values()), ns, cap.sequence)
         reports = [self._report(e, e is primary, cap, cell, args, checks, device) for e in shown]
+        sections.after_bench(specs, checks, args, ns, reports)  # re-checked in place after --bench
         self._remember(reports, args, primary)
         _display(reports, args, checks)
         bad = [c for c in checks if c["status"] in ("failed", "error")]
@@ -334,10 +362,13 @@ def load_ipython_extension(ipython: Any) -> None:
     magics = TlxMagics(ipython)
     ipython.register_magics(magics)
     _LOADED[id(ipython)] = magics
-    try:  # warm the imports a first cell needs
+    try:  # warm the imports a first cell needs, and the GPU worker (workbench.run.isolate)
         prepare_namespace({})
         import workbench.compile  # noqa: F401
         import workbench.report.html  # noqa: F401
+        from workbench.run.isolate import prestart
+
+        prestart()
     except Exception:
         pass
 

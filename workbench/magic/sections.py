@@ -15,11 +15,14 @@ from workbench.report.report import _now
 from workbench.run.capture import Capture, Captured, describe_arguments
 from workbench.run.verify import CheckSpec, evaluate, skipped
 
-__all__ = ["bench", "diff", "findings", "not_ran", "output_checks", "stage_list", "timeline", "unknown_stages"]
+__all__ = ["after_bench", "bench", "diff", "findings", "not_ran", "output_checks", "stage_list", "timeline",
+           "unknown_stages"]
 
 
-def output_checks(specs: list[CheckSpec], args: Any, entries: list[Captured], ns: dict[str, Any]) -> list[dict]:
-    """``--check`` expressions evaluated in the notebook's namespace after the cell ran."""
+def output_checks(specs: list[CheckSpec], args: Any, entries: list[Captured], ns: dict[str, Any],
+                  sequence: list | None = None) -> list[dict]:
+    """``--check`` expressions evaluated in the notebook's namespace after the cell ran, then (unless
+    ``--no-fresh``) again after the cell's launches re-ran on fresh inputs with NaN-poisoned outputs."""
     if not specs:
         return []
     ran = [e for e in entries if e.ran]
@@ -27,7 +30,26 @@ def output_checks(specs: list[CheckSpec], args: Any, entries: list[Captured], ns
         last = next((e.runs[-1] for e in reversed(entries) if e.runs), None)
         why = "nothing ran: " + (last["reason"] if last else "the cell only compiled (workbench.compile)")
         return [skipped(s, why) for s in specs]
-    return [evaluate(s, ns, args.atol, args.rtol) for s in specs]
+    from workbench.run.fresh import combine, fresh_checks
+
+    checks = [evaluate(s, ns, args.atol, args.rtol) for s in specs]
+    if sequence and not getattr(args, "no_fresh", False):
+        fresh = fresh_checks(specs, ns, sequence, atol=args.atol, rtol=args.rtol)
+        checks = [combine(c, f) for c, f in zip(checks, fresh)]
+    return checks
+
+
+def after_bench(specs: list[CheckSpec], checks: list[dict], args: Any, ns: dict[str, Any], reports: list) -> None:
+    """``--check`` again after ``--bench``'s timed launches rewrote the outputs (into ``checks``, in place)."""
+    from workbench.run.fresh import combine
+
+    timed = any(m.get("kind") == "bench" and m.get("status") == "ok" for r in reports for m in r.measurements)
+    if not (specs and getattr(args, "bench", False) and timed):
+        return
+    for s, c in zip(specs, checks):
+        d = evaluate(s, ns, args.atol, args.rtol)
+        d["message"] = f"after --bench's timed launches: {d['message']}"
+        combine(c, d, key="after_bench")
 
 
 def compile_only_run(entry: Captured) -> dict[str, Any]:
@@ -38,13 +60,15 @@ def compile_only_run(entry: Captured) -> dict[str, Any]:
 
 
 def findings(entry: Captured) -> list[dict[str, Any]]:
-    """The static orchestration checks' findings on the compiled kernel (``workbench.check``)."""
+    """The static orchestration checks' findings on the compiled kernel (``workbench.check``), then the
+    ``--sanitize`` run's findings on the same lines."""
+    sanitizer = list(getattr(entry, "sanitizer_findings", []))
     try:
         check = importlib.import_module("workbench.check")
         run = check.check_artifact
     except (ImportError, AttributeError):
-        return []
-    return [f.to_dict() for f in run(entry.artifact, kernel=entry.kernel)]
+        return sanitizer
+    return [f.to_dict() for f in run(entry.artifact, kernel=entry.kernel)] + sanitizer
 
 
 def _base(kind: str, by: str, device: Any) -> dict[str, Any]:
@@ -168,4 +192,6 @@ def check_hint(c: dict[str, Any]) -> str | None:
 
 def capture_for(args: Any, device: Any, checking: bool) -> Capture:
     return Capture(device=device, target=args.target, compile_only=args.compile_only, interpret=args.interpret,
-                   auto_interpret=checking)
+                   auto_interpret=checking, isolate=not getattr(args, "no_isolate", False),
+                   timeout=getattr(args, "timeout", None), sanitize=getattr(args, "sanitize", None),
+                   timeline=bool(getattr(args, "timeline", False)))
