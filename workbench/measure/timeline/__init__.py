@@ -53,7 +53,14 @@ from workbench.measure.timeline.hook import ScopeRecorder, scoped
 from workbench.measure.timeline.instrument import ModeSpec, compile_instrumented, instrumentation, session
 from workbench.measure.timeline.overlap import epilogue_overlap, overlap, producer_consumer, start_skew
 from workbench.measure.timeline.result import SCHEMA, Timeline, analyze
-from workbench.measure.timeline.run import default_spec, record, role_warps, timeline_of, timeline_section
+from workbench.measure.timeline.run import (
+    default_spec,
+    record,
+    role_warps,
+    time_instrumented,
+    timeline_of,
+    timeline_section,
+)
 from workbench.measure.timeline.scopes import LEVELS, Plan, instrument
 from workbench.measure.timeline.stats import RoleStats, role_stats
 from workbench.measure.timeline.trace import Event, Trace, parse_scope_name, pick_ctas, read_trace, write_proton_trace
@@ -92,6 +99,7 @@ __all__ = [
     "scoped",
     "session",
     "start_skew",
+    "time_instrumented",
     "timeline_of",
     "timeline_section",
     "to_perfetto",

@@ -100,6 +100,17 @@ def _bench(fn: Callable[[], Any], opts: dict[str, Any], timing: dict[str, Any], 
         return []
 
 
+def time_instrumented(fn: Callable[[], Any], spec: ModeSpec, level: str = "fine",
+                      bench_options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The instrumented build of what ``fn()`` launches, timed like the plain one (no Proton session):
+    ``workbench.measure.bench``'s result dict, or ``{"error": ...}`` (GPU)."""
+    timing: dict[str, Any] = {}
+    errors: list[str] = []
+    with instrumented_binary(spec, level):
+        _bench(fn, {"warmup_ms": 25.0, "rep_ms": 100.0, **(bench_options or {})}, timing, "instrumented", errors)
+    return timing.get("instrumented") or {"error": "; ".join(errors)}
+
+
 def timeline_of(fn: Callable[[], Any], *, spec: ModeSpec | None = None, level: str = "fine",
                 time_it: bool = True, bench_options: dict[str, Any] | None = None,
                 workdir: str | Path | None = None, log: Callable[[str], None] | None = None) -> Timeline:
