@@ -221,6 +221,8 @@ def session(
     workdir = Path(workdir or tempfile.mkdtemp(prefix="tlx-timeline-"))
     workdir.mkdir(parents=True, exist_ok=True)
     base = workdir / name
+    for stale in workdir.glob(f"{name}*chrome_trace*"):  # never read an earlier run's trace by mistake
+        stale.unlink()
     res = SessionResult(trace_path=None, mode=spec.to_dict())
     with capture_stderr_fd() as err:
         proton.start(str(base), data="trace", backend="instrumentation", mode=spec.mode())
@@ -235,7 +237,7 @@ def session(
             res.trace_path = cand
             break
     if res.trace_path is None:
-        found = sorted(workdir.glob("*chrome_trace*"))
+        found = sorted(workdir.glob(f"{name}*chrome_trace*"))
         res.trace_path = found[0] if found else None
     if res.trace_path is None:
         res.error = f"Proton wrote no chrome trace under {workdir}"
