@@ -165,7 +165,7 @@ def tlx_args(p: Problem, q, k, v, out, lse, BLOCK_M: int, BLOCK_N: int, store_ls
 
 def config_name(cfg: dict[str, Any]) -> str:
     short = {"BLOCK_M": "m", "BLOCK_N": "n", "NUM_GROUPS": "g", "NUM_BUFFERS": "b", "CONSUMER_REGS": "r",
-             "PINGPONG": "pp", "GROUP_HEADS": "gh", "num_warps": "w", "num_stages": "s"}
+             "PV_IN_TURN": "pv", "GROUP_HEADS": "gh", "SNAKE": "sn", "NUM_STAGES": "s", "num_warps": "w"}
     return "_".join(f"{short.get(k, k)}{int(v) if isinstance(v, bool) else v}" for k, v in cfg.items())
 
 

@@ -1,0 +1,624 @@
+"""Attention forward benchmark: our kernels vs torch SDPA (each backend) and Meta's Hopper FA tutorials, one run.
+
+    python3 bench/attention.py                          # BENCH_SHAPES (7), ~3-4 min on an H200
+    python3 bench/attention.py --quick                  # the two B4 H32 S4096 D128 shapes, ~1.5 min
+    python3 bench/attention.py --sweep --budget-s 240   # every candidate config per variant, 4 main shapes
+    python3 bench/attention.py --from-sweep latest      # the bench, also trying each variant's swept best
+
+Every GPU step runs in a worker (this file with ``--worker``), so a config that hangs or faults is recorded
+and the run goes on. First a preflight: each (variant, config, head dim, causal) is compiled and checked
+against the fp32 reference at B2 H8 S1040 (tails; NaN-poisoned output), ``--workers`` at a time. Then one
+worker, per shape: torch SDPA with each backend that runs (FLASH, CUDNN, EFFICIENT; the first shape after
+``--warmup-s`` of GPU warm-up), our variants (each config checked at the shape on two heads against the
+fp32 reference, timed briefly, the best timed again), Meta's tutorial kernels from the installed wheel
+(imported unmodified, autotuned by their own configs; non-causal only), then SDPA again (best of the two
+runs counts). Times are ``triton.testing.do_bench`` medians (L2 flushed). FLOPs = 4 B H S_q S_kv D (/2 causal).
+
+Writes ``bench/results/attention-<date>.json`` (sweep: ``attention-sweep-<date>.json``): device, date, torch,
+triton, command, rows of {kernel, shape, dtype, causal, config, ms, tflops, baseline, baseline_ms, ratio}
+(ratio = baseline_ms / ms, one row per baseline measured in the run), every measurement, the targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "kernels"))
+
+META = {  # name -> tutorial file in the triton-utlx wheel (tlx/tutorials/)
+    "meta_ws": "hopper_fa_ws.py",
+    "meta_ws_pipelined": "hopper_fa_ws_pipelined.py",
+    "meta_pingpong": "hopper_fa_ws_pipelined_pingpong.py",
+    "meta_pingpong_persistent": "hopper_fa_ws_pipelined_pingpong_persistent.py",
+}
+BACKENDS = ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION")
+PER_VARIANT = {"triton_baseline": 2, "ws": 1, "ws_pipelined": 1, "ws_pingpong": 2, "ws_persistent": 3}
+PREFLIGHT = (2, 8, 1040)  # B, H, S: 1040 = 8 x 128 + 16 (tails), ints specialised like the bench shapes
+SWEEP_SHAPES = [(4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (4, 32, 4096, 64, False),
+                (4, 32, 4096, 64, True)]
+TARGETS = [((4, 32, 4096, 128, False), "sdpa", 1.10), ((4, 32, 4096, 128, False), "meta", 1.00),
+           ((4, 32, 4096, 128, True), "sdpa", 1.00)]
+
+
+def log(*a: Any) -> None:
+    print(*a, flush=True)
+
+
+def cname(cfg: dict | None) -> str:
+    from tlx_kernels.attention.common import config_name
+
+    return config_name(cfg) if cfg else "-"
+
+
+# ------------------------------------------------------------------------------------------------
+# worker: one JSON job per stdin line; prints BEGIN/ROW lines and one DONE line per job
+# ------------------------------------------------------------------------------------------------
+
+_inputs: dict = {}
+_meta_mods: dict = {}
+
+
+def emit(tag: str, obj: Any) -> None:
+    print(f"{tag} {json.dumps(obj, default=str)}", flush=True)
+
+
+def inputs(shape, dtype: str, seed: int = 0):
+    import torch
+
+    key = (tuple(shape), dtype, seed)
+    if key not in _inputs:
+        _inputs.clear()  # one problem at a time keeps memory bounded
+        B, H, S, D = shape[:4]
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        dt_ = torch.bfloat16 if dtype == "bf16" else torch.float16
+        _inputs[key] = tuple(torch.randn(B, H, S, D, device="cuda", dtype=dt_, generator=g) for _ in range(3))
+    return _inputs[key]
+
+
+def error(out, q, k, v, causal: bool) -> float:
+    """rel err against the fp32 reference on the first and the last head (the whole output must be finite)."""
+    import torch
+    from tlx_kernels.attention import common as C
+
+    if not torch.isfinite(out).all():
+        return float("inf")
+    B, H = q.shape[:2]
+    errs = []
+    for b, h in {(0, 0), (B - 1, H - 1)}:
+        sl = (slice(b, b + 1), slice(h, h + 1))
+        errs.append(C.rel_err(out[sl], C.reference(q[sl], k[sl], v[sl], causal)))
+    return max(errs)
+
+
+def timed(fn, rep_ms: int) -> float:
+    import triton.testing as tt
+
+    return float(tt.do_bench(fn, warmup=max(5, rep_ms // 4), rep=rep_ms, return_mode="median"))
+
+
+def job_items(job: dict):
+    """(item name, callable giving (output, launch fn)) for each item of a job."""
+    import torch
+
+    shape, causal = job["shape"], bool(job["shape"][4])
+    q, k, v = inputs(shape, job["dtype"])
+    if job["op"] == "sdpa":
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        for b in job["items"]:
+            def run(b=b):
+                with sdpa_kernel(getattr(SDPBackend, b)):
+                    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            yield b, lambda run=run: (run(), run)
+    elif job["op"] == "ours":
+        from tlx_kernels import attention as A
+
+        for variant, cfg in job["items"]:
+            def make(variant=variant, cfg=cfg):
+                launch = A.MODULES[variant].prepare(q, k, v, causal, cfg, out=torch.full_like(q, float("nan")))
+                launch.run()
+                return launch.out, launch.run
+            yield f"{variant}:{cname(cfg)}", make
+    elif job["op"] == "meta":
+        for name in job["items"]:
+            def make(name=name):
+                mod = meta_module(name)
+                scale = 1.0 / shape[3] ** 0.5
+                return mod.attention(q, k, v, scale), lambda: mod.attention(q, k, v, scale)
+            yield name, make
+
+
+def meta_module(name: str):
+    if name not in _meta_mods:
+        import importlib.util
+
+        import tlx
+
+        path = Path(tlx.__file__).parent / "tutorials" / META[name]
+        spec = importlib.util.spec_from_file_location(f"meta_{name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _meta_mods[name] = mod
+    return _meta_mods[name]
+
+
+def run_job(job: dict) -> None:
+    import torch
+
+    if job["op"] == "warm":
+        q, k, v = inputs((4, 32, 4096, 128), "bf16", 99)
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < job["seconds"]:
+            torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            torch.cuda.synchronize()
+        return
+    q, k, v = inputs(job["shape"], job["dtype"])
+    tol = 2e-2 if job["dtype"] == "bf16" else 1e-2
+    for name, make in job_items(job):
+        emit("BEGIN", {"item": name})
+        row = {"item": name, "ms": None, "error": None, "rel_err": None}
+        try:
+            out, fn = make()
+            torch.cuda.synchronize()
+            row["rel_err"] = err = error(out, q, k, v, bool(job["shape"][4]))
+            if not err < tol and job["op"] != "sdpa":
+                raise AssertionError(f"wrong result: rel err {err:.3g} >= {tol}")
+            if job.get("rep_ms"):
+                row["ms"] = timed(fn, job["rep_ms"])
+        except Exception as e:  # recorded, not fatal; a broken CUDA context ends the worker
+            row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"
+            try:
+                torch.cuda.synchronize()
+            except Exception:
+                emit("ROW", row)
+                emit("FATAL", {"item": name})
+                sys.exit(3)
+        emit("ROW", row)
+
+
+def worker_main() -> int:
+    for line in sys.stdin:
+        job = json.loads(line)
+        if job["op"] == "exit":
+            return 0
+        try:
+            run_job(job)
+        except Exception as e:  # job-level failure (inputs, import): report and go on
+            emit("ROW", {"item": "-", "ms": None, "error": f"{type(e).__name__}: {e}"[:300]})
+        emit("DONE", {})
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------
+# parent: workers with timeouts
+# ------------------------------------------------------------------------------------------------
+
+
+class Child:
+    """A worker process; ``run(job, items)`` yields rows, kills the worker on a hang (``timeout_s`` without
+    output) or sees it crash, and then reports the running item as failed and goes on in a fresh worker."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s, self.p, self.q = timeout_s, None, None
+
+    def _start(self) -> None:
+        self.p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, bufsize=1, cwd=ROOT)
+        self.q = queue.Queue()
+        threading.Thread(target=lambda p=self.p, q=self.q: [q.put(ln) for ln in p.stdout] + [q.put(None)],
+                         daemon=True).start()
+
+    def kill(self) -> None:
+        if self.p is not None:
+            self.p.kill()
+            self.p.wait()
+        self.p = None
+
+    def run(self, job: dict) -> list[dict]:
+        items, rows = list(job.get("items", [])), []
+        while True:
+            if self.p is None or self.p.poll() is not None:
+                self._start()
+            self.p.stdin.write(json.dumps(dict(job, items=items)) + "\n")
+            self.p.stdin.flush()
+            current, before = None, len(rows)
+            while True:
+                try:
+                    line = self.q.get(timeout=self.timeout_s)
+                except queue.Empty:
+                    line, why = None, f"timeout: no progress in {self.timeout_s:.0f} s (hang?)"
+                else:
+                    why = "worker died (crash or broken CUDA context)"
+                if line is None:
+                    self.kill()
+                    if current is not None and current not in {r["item"] for r in rows}:
+                        rows.append({"item": current, "ms": None, "error": why})
+                    break
+                tag, _, body = line.partition(" ")
+                if tag == "BEGIN":
+                    current = json.loads(body)["item"]
+                elif tag == "ROW":
+                    rows.append(json.loads(body))
+                elif tag == "DONE":
+                    return rows
+            finished = {r["item"] for r in rows}
+            items = [it for it in items if item_name(job["op"], it) not in finished]
+            if len(rows) == before:  # died before any item: give up on this job
+                return rows + [{"item": item_name(job["op"], it), "ms": None, "error": why} for it in items]
+            if not items or job["op"] == "warm":
+                return rows
+
+    def close(self) -> None:
+        if self.p is not None and self.p.poll() is None:
+            self.p.stdin.write('{"op": "exit"}\n')
+            self.p.stdin.flush()
+            self.p.wait(timeout=30)
+
+
+def item_name(op: str, item) -> str:
+    return f"{item[0]}:{cname(item[1])}" if op == "ours" else item
+
+
+# ------------------------------------------------------------------------------------------------
+# plans
+# ------------------------------------------------------------------------------------------------
+
+
+def sweep_space(variant: str, D: int) -> list[dict]:
+    """Candidate configs of a variant for head dim ``D``: its CONFIGS first, then a grid, all that fit. The
+    teaching steps (ws, ws_pipelined) keep their CONFIGS; the persistent kernel's schedule knobs are runtime
+    arguments, so its grid costs compiles only for the other knobs."""
+    from tlx_kernels import attention as A
+    from tlx_kernels.attention import common as C
+
+    grid: list[dict] = []
+    if variant == "triton_baseline":
+        grid = [dict(BLOCK_M=128, BLOCK_N=bn, NUM_STAGES=s, num_warps=w)
+                for bn, s, w in itertools.product((128, 64), (2, 3, 4), (8, 4))]
+    elif variant in ("ws_pingpong", "ws_persistent"):
+        shapes = [(64, 128, 2, nb, 240) for nb in (2, 3, 4)] + [(64, 64, 2, nb, 240) for nb in (3, 4)]
+        shapes += [(128, 64, 2, nb, 240) for nb in (3, 4)] + [(64, 64, 3, nb, 160) for nb in (3, 4)]
+        for (bm, bn, g, nb, regs), pv in itertools.product(shapes, (True, False)):
+            grid.append(dict(BLOCK_M=bm, BLOCK_N=bn, NUM_GROUPS=g, NUM_BUFFERS=nb, CONSUMER_REGS=regs, PV_IN_TURN=pv))
+        if variant == "ws_persistent":
+            sched = [(8, True), (4, True), (16, True), (2, True), (8, False)]
+            grid = [dict(c, GROUP_HEADS=gh, SNAKE=sn) for c in grid for gh, sn in sched]
+    seen, out = set(), []
+    for cfg in list(A.MODULES[variant].CONFIGS) + grid:
+        if C.fits(cfg, D) and cname(cfg) not in seen:
+            seen.add(cname(cfg))
+            out.append(dict(cfg))
+    return out
+
+
+def compile_key(cfg: dict) -> str:
+    return cname({k: v for k, v in cfg.items() if k not in ("GROUP_HEADS", "SNAKE")})
+
+
+def swept_best(source: str) -> dict:
+    files = sorted((ROOT / "bench" / "results").glob("attention-sweep-*.json"), key=lambda f: f.stat().st_mtime)
+    path = Path(source) if source != "latest" else (files[-1] if files else None)
+    if path is None or not path.exists():
+        log(f"--from-sweep: no sweep results ({source})")
+        return {}
+    log(f"--from-sweep: {path.name}")
+    return json.loads(path.read_text()).get("best", {})
+
+
+def plan_ours(shape, args, swept: dict) -> list[list]:
+    from tlx_kernels import attention as A
+    from tlx_kernels.attention import common as C
+
+    D, causal = shape[3], bool(shape[4])
+    items = []
+    for variant in args.variants:
+        cfgs = C.configs_for(A.MODULES[variant].CONFIGS, D)[: PER_VARIANT[variant]]
+        extra = swept.get(f"d{D}-{'causal' if causal else 'full'}", {}).get(variant)
+        if extra and cname(extra) not in {cname(c) for c in cfgs}:
+            cfgs.append(extra)
+        items += [[variant, c] for c in cfgs]
+    return items
+
+
+def preflight(items_by_case: dict, args) -> set[str]:
+    """Compile and check every (case, item) in parallel workers; the set of '<case>|<item>' that passed."""
+    jobs: queue.Queue = queue.Queue()
+    for (D, causal), items in items_by_case.items():
+        for i in range(0, len(items), 2):
+            jobs.put(dict(op="ours", shape=[*PREFLIGHT, D, causal], dtype=args.dtype, items=items[i:i + 2]))
+    ok, lock = set(), threading.Lock()
+
+    def work() -> None:
+        child = Child(args.compile_timeout)
+        while True:
+            try:
+                job = jobs.get_nowait()
+            except queue.Empty:
+                break
+            for r in child.run(job):
+                with lock:
+                    case = f"{job['shape'][3]}-{job['shape'][4]}"
+                    if r["error"] is None:
+                        ok.add(f"{case}|{r['item']}")
+                    else:
+                        log(f"  preflight D{job['shape'][3]} causal={job['shape'][4]} {r['item']}: {r['error']}")
+        child.close()
+
+    threads = [threading.Thread(target=work) for _ in range(max(1, args.workers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    log(f"  preflight: {len(ok)}/{sum(len(v) for v in items_by_case.values())} ok")
+    return ok
+
+
+# ------------------------------------------------------------------------------------------------
+# measurements, rows, output
+# ------------------------------------------------------------------------------------------------
+
+SDPA_NAMES = {"FLASH_ATTENTION": "sdpa_flash", "CUDNN_ATTENTION": "sdpa_cudnn", "EFFICIENT_ATTENTION": "sdpa_efficient"}
+
+
+def records(kind: str, rows: list[dict], shape, args, phase: str, cfgs: dict | None = None) -> list[dict]:
+    from tlx_kernels.attention.common import attention_flops
+
+    B, H, S, D, causal = shape
+    out = []
+    for r in rows:
+        kernel, _, config = r["item"].partition(":")
+        kernel = SDPA_NAMES.get(kernel, kernel)
+        ms = r.get("ms")
+        out.append(dict(kind=kind, kernel=kernel, config=config or ("autotuned" if kind == "meta" else "-"),
+                        cfg=(cfgs or {}).get(r["item"]), shape=[B, H, S, D], causal=bool(causal), dtype=args.dtype,
+                        phase=phase, ms=ms, tflops=attention_flops(B, H, S, S, D, causal) / ms / 1e9 if ms else None,
+                        rel_err=r.get("rel_err"), error=r.get("error")))
+    return out
+
+
+def best(recs: list[dict], **match) -> dict | None:
+    ok = [r for r in recs if r["ms"] and all(r[k] == v for k, v in match.items())]
+    return min(ok, key=lambda r: r["ms"]) if ok else None
+
+
+def measure_shape(child: Child, shape, items: list, args, warm_s: float) -> list[dict]:
+    """SDPA, ours (tuned, then the best of each variant again), Meta (non-causal), SDPA again."""
+    job = dict(shape=list(shape), dtype=args.dtype)
+    if warm_s:
+        child.run(dict(op="warm", seconds=warm_s))
+    recs = records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=args.rep)), shape, args, "1")
+    cfgs = {item_name("ours", it): it[1] for it in items}
+    tune = records("ours", child.run(dict(job, op="ours", items=items, rep_ms=args.tune_rep)), shape, args, "tune",
+                   cfgs)
+    finals = []
+    for variant in args.variants:
+        b = best(tune, kernel=variant)
+        if b is not None:
+            finals.append([variant, b["cfg"]])
+    recs += tune + records("ours", child.run(dict(job, op="ours", items=finals, rep_ms=args.rep)), shape, args,
+                           "final", cfgs)
+    if not shape[4] and not args.no_meta:
+        meta = child.run(dict(job, op="meta", items=list(META), rep_ms=args.rep))
+        recs += records("meta", meta, shape, args, "final")
+    recs += records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=args.rep)), shape, args, "2")
+    return recs
+
+
+def baseline_rows(recs: list[dict], shapes, args) -> list[dict]:
+    rows = []
+    for shape in shapes:
+        here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == bool(shape[4])]
+        bases = {}
+        for kind in ("sdpa", "meta"):
+            for name in sorted({r["kernel"] for r in here if r["kind"] == kind}):
+                b = best(here, kernel=name)  # SDPA: the better of its two runs
+                if b:
+                    bases[name] = b["ms"]
+        for variant in args.variants:
+            ours = best([r for r in here if r["phase"] == "final"], kernel=variant)
+            for name, bms in bases.items():
+                if ours:
+                    rows.append(dict(kernel=variant, shape=list(shape[:4]), dtype=args.dtype, causal=bool(shape[4]),
+                                     config=ours["config"], ms=ours["ms"], tflops=ours["tflops"], baseline=name,
+                                     baseline_ms=bms, ratio=bms / ours["ms"]))
+    return rows
+
+
+def targets(recs: list[dict]) -> list[dict]:
+    out = []
+    for shape, kind, need in TARGETS:
+        here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == shape[4] and r["ms"]]
+        ours = best([r for r in here if r["kind"] == "ours" and r["phase"] == "final"])
+        base = best([r for r in here if r["kind"] == kind])
+        ratio = base["ms"] / ours["ms"] if ours and base else None
+        out.append(dict(shape=list(shape[:4]), causal=shape[4], against=f"best {kind}", need=need, ratio=ratio,
+                        ours=ours and f"{ours['kernel']} {ours['tflops']:.0f} TFLOP/s",
+                        baseline=base and f"{base['kernel']} {base['tflops']:.0f} TFLOP/s",
+                        met=ratio is not None and ratio >= need))
+    return out
+
+
+def print_table(recs: list[dict], shapes) -> None:
+    for shape in shapes:
+        here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == bool(shape[4])]
+        sdpa, meta = best(here, kind="sdpa"), best(here, kind="meta")
+        log(f"\nB{shape[0]} H{shape[1]} S{shape[2]} D{shape[3]} {'causal' if shape[4] else 'non-causal'}")
+        for r in sorted((r for r in here if r["phase"] != "tune"), key=lambda r: r["ms"] or 1e9):
+            if r["kind"] == "sdpa" and r is not best(here, kernel=r["kernel"]):
+                continue
+            vs = "".join(f"  x{b['ms'] / r['ms']:.2f} vs {b['kernel']}" for b in (sdpa, meta) if b and r["ms"])
+            what = f"{r['ms']:.3f} ms {r['tflops']:6.0f} TFLOP/s{vs}" if r["ms"] else f"FAILED {r['error']}"
+            log(f"  {r['kernel']:<26} {r['config'][:44]:<44} {what}")
+
+
+def device_info() -> dict:
+    import torch
+    import triton
+
+    p = torch.cuda.get_device_properties(0)
+    return dict(device=p.name, sms=p.multi_processor_count, torch=torch.__version__, triton=triton.__version__)
+
+
+def write(doc: dict, args, stem: str) -> Path:
+    date = dt.date.today().isoformat()
+    path = Path(args.out) if args.out else ROOT / "bench" / "results" / f"{stem}-{date}.json"
+    if path.exists() and not args.out:
+        path = path.with_name(f"{stem}-{date}-{dt.datetime.now():%H%M%S}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, default=str))
+    log(f"\nwrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+    return path
+
+
+# ------------------------------------------------------------------------------------------------
+# modes
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_main(args, info: dict) -> dict:
+    from tlx_kernels.attention.common import BENCH_SHAPES, QUICK_SHAPES
+
+    shapes = args.shapes or (QUICK_SHAPES if args.quick else BENCH_SHAPES)
+    swept = swept_best(args.from_sweep) if args.from_sweep else {}
+    plans = {tuple(s): plan_ours(s, args, swept) for s in shapes}
+    by_case: dict = {}
+    for s, items in plans.items():
+        case = by_case.setdefault((s[3], bool(s[4])), [])
+        case += [it for it in items if it not in case]
+    log("preflight (compile + check at B2 H8 S1040):")
+    ok = preflight(by_case, args)
+    child, recs = Child(args.job_timeout), []
+    for i, s in enumerate(shapes):
+        items = [it for it in plans[tuple(s)] if f"{s[3]}-{bool(s[4])}|{item_name('ours', it)}" in ok]
+        log(f"shape {i + 1}/{len(shapes)} {s}: {len(items)} configs")
+        recs += measure_shape(child, s, items, args, args.warmup_s if i == 0 else 0.0)
+    child.close()
+    print_table(recs, shapes)
+    rows, tg = baseline_rows(recs, shapes, args), targets(recs)
+    for t in tg:
+        ratio = t["ratio"] and round(t["ratio"], 3)
+        log(f"target {t['shape']} causal={t['causal']} vs {t['against']} >= {t['need']}: "
+            f"{'MET' if t['met'] else 'missed'} ({ratio}; {t['ours']} vs {t['baseline']})")
+    return dict(info, rows=rows, targets=tg, measurements=recs)
+
+
+def sweep_main(args, info: dict) -> dict:
+    t0 = time.perf_counter()
+    shapes = args.shapes or SWEEP_SHAPES
+    spaces = {(v, s[3]): sweep_space(v, s[3]) for v in args.variants for s in shapes}
+    by_case: dict = {}
+    for s in shapes:
+        case = by_case.setdefault((s[3], bool(s[4])), [])
+        for v in args.variants:
+            reps = {}
+            for c in spaces[(v, s[3])]:
+                reps.setdefault(compile_key(c), c)  # one compile per compile key
+            case += [[v, c] for c in reps.values() if [v, c] not in case]
+    log(f"preflight: {sum(len(v) for v in by_case.values())} compiles, {args.workers} workers")
+    ok = preflight(by_case, args)
+    key_of = {item_name("ours", it): f"{it[0]}:{compile_key(it[1])}" for items in by_case.values() for it in items}
+    compiled_ok = {(k.split("|")[0], key_of[k.split("|")[1]]) for k in ok}
+    log(f"preflight done in {time.perf_counter() - t0:.0f} s")
+    child, recs, skipped = Child(args.job_timeout), [], 0
+    child.run(dict(op="warm", seconds=args.warmup_s))
+    for s in shapes:
+        job = dict(shape=list(s), dtype=args.dtype)
+        recs += records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=args.tune_rep)), s, args,
+                        "sweep")
+        for v in args.variants:
+            items = [[v, c] for c in spaces[(v, s[3])]
+                     if (f"{s[3]}-{bool(s[4])}", f"{v}:{compile_key(c)}") in compiled_ok]
+            for i in range(0, len(items), 8):
+                if time.perf_counter() - t0 > args.budget_s:
+                    skipped += len(items) - i
+                    break
+                chunk = items[i:i + 8]
+                recs += records("ours", child.run(dict(job, op="ours", items=chunk, rep_ms=args.tune_rep)), s, args,
+                                "sweep", {item_name("ours", it): it[1] for it in chunk})
+    child.close()
+    ranking, best_cfg = sweep_ranking(recs, shapes, args)
+    log(f"\nsweep: {len(recs)} measurements, {skipped} candidates skipped (budget), {time.perf_counter() - t0:.0f} s")
+    return dict(info, budget_s=args.budget_s, skipped=skipped, ranking=ranking, best=best_cfg, measurements=recs)
+
+
+def sweep_ranking(recs: list[dict], shapes, args) -> tuple[dict, dict]:
+    ranking, best_cfg = {}, {}
+    for s in shapes:
+        case = f"d{s[3]}-{'causal' if s[4] else 'full'}"
+        here = [r for r in recs if r["shape"] == list(s[:4]) and r["causal"] == bool(s[4])]
+        sdpa = best(here, kind="sdpa")
+        log(f"\n{s}: best SDPA {sdpa and sdpa['kernel']} {sdpa and round(sdpa['tflops'])} TFLOP/s")
+        for v in args.variants:
+            mine = sorted((r for r in here if r["kernel"] == v), key=lambda r: r["ms"] or 1e9)
+            ranking[f"{case}-S{s[2]}-{v}"] = [dict(config=r["config"], cfg=r["cfg"], ms=r["ms"], tflops=r["tflops"],
+                                                 error=r["error"]) for r in mine]
+            if mine and mine[0]["ms"]:
+                best_cfg.setdefault(case, {})[v] = mine[0]["cfg"]
+            for r in mine[:3]:
+                log(f"  {v:<16} {r['config'][:60]:<60} "
+                    + (f"{r['tflops']:6.0f} TFLOP/s" if r["ms"] else f"FAILED {r['error']}"))
+            bad = [r for r in mine if not r["ms"]]
+            if bad:
+                log(f"  {v:<16} {len(bad)} failed, e.g. {bad[0]['config']}: {bad[0]['error']}")
+    return ranking, best_cfg
+
+
+def parse_shape(text: str) -> tuple:
+    """'4x32x4096x128' or '4x32x4096x128c' (causal)."""
+    causal = text.endswith("c")
+    B, H, S, D = (int(x) for x in text.rstrip("c").split("x"))
+    return (B, H, S, D, causal)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--quick", action="store_true", help="the two B4 H32 S4096 D128 shapes")
+    ap.add_argument("--sweep", action="store_true", help="time every candidate config (see --budget-s)")
+    ap.add_argument("--budget-s", type=float, default=240.0, help="sweep: stop starting candidates after this")
+    ap.add_argument("--from-sweep", default=None, help="'latest' or a sweep JSON: also try its best configs")
+    ap.add_argument("--shapes", type=lambda t: [parse_shape(x) for x in t.split(",")], default=None,
+                    help="e.g. 4x32x4096x128,4x32x4096x128c")
+    ap.add_argument("--variants", type=lambda t: t.split(","), default=list(PER_VARIANT))
+    ap.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
+    ap.add_argument("--no-meta", action="store_true")
+    ap.add_argument("--rep", type=int, default=100, help="do_bench rep (ms) of the final timings")
+    ap.add_argument("--tune-rep", type=int, default=25, help="do_bench rep (ms) while tuning/sweeping")
+    ap.add_argument("--warmup-s", type=float, default=5.0, help="GPU warm-up before the first timing")
+    ap.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
+    ap.add_argument("--compile-timeout", type=float, default=60.0, help="preflight: seconds without progress")
+    ap.add_argument("--job-timeout", type=float, default=45.0, help="timing: seconds without progress")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    if args.worker:
+        return worker_main()
+    import torch
+
+    if not torch.cuda.is_available():
+        log("bench/attention.py needs a CUDA GPU (compile-only checks: tests/kernels/test_attention_compile.py)")
+        return 2
+    info = device_info()
+    info.update(date=dt.datetime.now().isoformat(timespec="seconds"),
+                command="python3 bench/attention.py " + " ".join(argv if argv is not None else sys.argv[1:]))
+    log(f"{info['device']} ({info['sms']} SMs), torch {info['torch']}, triton {info['triton']}")
+    t0 = time.perf_counter()
+    doc = sweep_main(args, info) if args.sweep else bench_main(args, info)
+    doc["wall_s"] = round(time.perf_counter() - t0, 1)
+    write(doc, args, "attention-sweep" if args.sweep else "attention")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
