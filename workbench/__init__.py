@@ -26,16 +26,17 @@ __all__ = [
     "TargetError",
     "ToolError",
     "WorkbenchError",
+    "check",
     "compile",
     "load_ipython_extension",
     "unload_ipython_extension",
 ]
 
 
-# Bind the function over the subpackage of the same name (workbench.compile is both).
+# Bind the function over the subpackage of the same name (workbench.compile and workbench.check are both).
+from workbench.check import check  # noqa: E402
 from workbench.compile import compile  # noqa: E402
 from workbench.compile.artifact import Artifact  # noqa: E402
-
 
 _SUBPACKAGES = {"analyse": "workbench.analyse", "check": "workbench.check", "run": "workbench.run",
                 "measure": "workbench.measure", "report": "workbench.report", "magic": "workbench.magic",

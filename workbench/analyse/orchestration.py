@@ -283,13 +283,9 @@ class _Builder:
         return task
 
     def _sync_ops(self, region: Region, refs: dict[str, tuple[str, int]], stop_at_partitions=False) -> list[SyncOp]:
-        refs = dict(refs)
         out: list[SyncOp] = []
-        for op, in_loop in _walk_task(region, stop_at_partitions):
-            if op.name in _VIEW_OPS and op.operands and op.operands[0] in refs and op.results:
-                refs[op.results[0]] = refs[op.operands[0]]
-                continue
-            sync = classify(op, refs)
+        for op, in_loop, scope in _walk_task(region, dict(refs), stop_at_partitions):
+            sync = classify(op, scope)
             if sync is not None:
                 sync.line, sync.in_loop = self.to_line(op), in_loop
                 sync.text = self.model.line_text(sync.line)
@@ -298,15 +294,29 @@ class _Builder:
         return out
 
 
-def _walk_task(region: Region, stop_at_partitions: bool, in_loop: bool = False):
-    """(op, inside a loop) for a task's region; the main body includes ``default``, not the partitions."""
+def _walk_task(region: Region, refs: dict[str, tuple[str, int]], stop_at_partitions: bool, in_loop: bool = False):
+    """(op, inside a loop, the buffer/barrier views visible there) for a task's region; the main body
+    includes ``default``, not the partitions. Views are scoped by region: MLIR reuses SSA names in
+    sibling regions, so a name means what its nearest definition says."""
     for op in region.ops:
-        yield op, in_loop
+        if op.name in _VIEW_OPS and op.operands and op.results:
+            if op.operands[0] in refs:
+                refs[op.results[0]] = refs[op.operands[0]]
+            else:
+                refs.pop(op.results[0], None)
+            continue
+        if op.name != "ttg.local_alloc":  # an alloc defines the name the refs start from
+            for r in op.results:
+                refs.pop(r, None)
+        yield op, in_loop, refs
         loop = in_loop or op.name in ("scf.for", "scf.while")
         for r in op.regions:
             if stop_at_partitions and r.label.startswith("partition"):
                 continue
-            yield from _walk_task(r, stop_at_partitions, loop)
+            inner = dict(refs)
+            for a in r.args:
+                inner.pop(a, None)
+            yield from _walk_task(r, inner, stop_at_partitions, loop)
 
 
 def _set_of(refs, name: str, kind: str) -> int | None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from workbench.analyse.orchestration_ir import Op
 
+_UNSET = object()
 _CONST = re.compile(r"^(-?\d+|true|false)\s*(?::\s*(i\d+|index))?\s*$")
 
 
@@ -74,11 +75,13 @@ def evaluate(op: Op, get) -> int | None:
     """The value of scalar op ``op``; ``get(name)`` gives an operand's value (None: unknown)."""
     name = op.name
     if name == "arith.constant":
-        m = _CONST.match(op.body)
-        if not m:
-            return None
-        text = m.group(1)
-        return 1 if text == "true" else 0 if text == "false" else int(text)
+        cached = op.__dict__.get("_constant", _UNSET)
+        if cached is _UNSET:
+            m = _CONST.match(op.body)
+            text = m.group(1) if m else None
+            cached = None if text is None else 1 if text == "true" else 0 if text == "false" else int(text)
+            op.__dict__["_constant"] = cached
+        return cached
     args = [get(v) for v in op.operands]
     if any(a is None or not isinstance(a, int) for a in args):
         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from workbench.analyse.mlir_loc import LocTable, trailing_loc
@@ -43,7 +44,7 @@ class Op:
     closing: str = ""  # text of the closing line of a region op (types, attributes)
     sync: Any = field(default=None, repr=False)  # the orchestration model's SyncOp for this op
 
-    @property
+    @cached_property
     def operands(self) -> list[str]:
         """SSA values named in the op's body, in order (types never name values)."""
         head = self.body.split(" : ", 1)[0] if self.name != "scf.for" else self.body

@@ -78,7 +78,7 @@ class _TaskRun:
 
 class Simulator:
     def __init__(self, model: Orchestration, values: dict[str, int] | None = None,
-                 grid: tuple[int, int, int] = (132, 1, 1), max_steps: int = 200_000, max_seconds: float = 2.0) -> None:
+                 grid: tuple[int, int, int] = (132, 1, 1), max_steps: int = 100_000, max_seconds: float = 0.15) -> None:
         self.model, self.grid = model, grid
         self.values = {f"%{k}": v for k, v in (values or {}).items() if isinstance(v, int)}
         self.max_steps, self.max_seconds = max_steps, max_seconds

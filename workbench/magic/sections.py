@@ -68,7 +68,8 @@ def findings(entry: Captured) -> list[dict[str, Any]]:
         run = check.check_artifact
     except (ImportError, AttributeError):
         return sanitizer
-    return [f.to_dict() for f in run(entry.artifact, kernel=entry.kernel)] + sanitizer
+    scalars = {k: v for k, v in entry.bound.items() if k not in ("artifact", "kernel", "grid")}
+    return [f.to_dict() for f in run(entry.artifact, entry.kernel, grid=entry.grid, **scalars)] + sanitizer
 
 
 def _base(kind: str, by: str, device: Any) -> dict[str, Any]:
