@@ -140,3 +140,29 @@ def test_source_maps_both_ways_down_to_sass(name):
     mma = [s for ln in dots for s in forward[ln] if _is_mma(_opcode(sass[s - 1]), case.arch)]
     assert mma, f"{name}: the async_dot lines {dots} map to no MMA instruction"
     assert all(any("async_dot(" in lines[u - 1] for u in back[s]) for s in mma)
+
+
+@pytest.mark.parametrize("name", HOPPER)
+def test_the_gpu_host_call_fits_the_tutorials_own_function(name):
+    import inspect
+
+    host = mt.HOSTS[name]
+    fn = getattr(mt.load(name), host.function)
+    args = ("a", "b") if host.kind == "gemm" else ("q", "k", "v", mt.SM_SCALE)
+    inspect.signature(fn).bind(*args, **({"config": {}} if host.pass_config else {}))
+    if host.pass_config:
+        cfg = mt.host_config(name)
+        tuner = getattr(mt.load(name), mt.RECIPES[name].kernel)
+        assert any(cfg == c.all_kwargs() for c in tuner.configs) and {"num_warps", "num_stages"} <= set(cfg)
+
+
+def test_inputs_reference_and_baseline_agree_on_a_cpu():
+    import torch
+
+    a, b = mt.inputs("gemm", (64, 32, 48), torch.float32, device="cpu")
+    assert a.shape == (64, 48) and b.shape == (48, 32)
+    torch.testing.assert_close(mt.reference("gemm", a, b), mt.baseline("gemm", a, b))
+    q, k, v = mt.inputs("attention", (1, 2, 64, 16), torch.float32, device="cpu")
+    assert 0.4 < float(q.std()) < 0.6
+    torch.testing.assert_close(mt.reference("attention", q, k, v), mt.baseline("attention", q, k, v))
+    assert mt.flops("gemm", (2, 3, 4)) == 48 and mt.flops("attention", (1, 2, 3, 4)) == 4 * 2 * 9 * 4

@@ -1,0 +1,354 @@
+"""Meta's Hopper TLX tutorials, unmodified, launched through ``%%tlx`` cells of an executed notebook.
+
+    python bench/meta_tutorials.py                   # execute bench/notebooks/meta_tutorials.ipynb
+    python bench/meta_tutorials.py --write-notebook  # regenerate that notebook from the table below
+
+On an H100/H200 each ``%%tlx`` cell calls a tutorial's own host function (from the installed triton-utlx
+wheel, via ``tlx_kernels.meta_tutorials``) on the issue's shapes (GEMM 4096^3 and 8192^3 in fp16, flash
+attention B4 H32 S4096 D128 in bf16), checks it against an fp32 torch result (``--check``) and times it
+(``--bench``, with cuBLAS or torch SDPA as ``--bench-ref`` in the same cell); a plain cell times cuBLAS
+and each torch SDPA backend with ``workbench.measure.bench`` first. Without a Hopper GPU the same cells
+compile each tutorial's kernel from CPU arguments instead (so CI can execute the notebook).
+
+Writes ``bench/results/meta-tutorials-<device>-<date>.json`` (device, date, versions, command, one row
+per cell and baseline, per-cell seconds and errors, the executed notebook's size) and the executed
+notebook (``--executed``, default ``$WB_OUT/meta_tutorials.ipynb`` or a temporary directory); prints a table.
+On an H200 the run should take 2-3 minutes (each cell is limited by ``--cell-timeout``, default 120 s; a cell
+that fails records its error and the next runs; a cell past the limit stops the run, the rows so far are kept).
+
+Python packages the GPU run needs beyond torch, triton (+ triton-utlx) and numpy: ipykernel, ipython,
+nbclient, nbformat, jupyter_client, jupyter_core, pyzmq, tornado, traitlets, jsonschema (+ referencing,
+rpds-py, jsonschema-specifications), plotly (+ narwhals), pygments, platformdirs, and pytest (two of
+Meta's tutorials import it at module level).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "bench" / "notebooks" / "meta_tutorials.ipynb"
+GEMMS = ["hopper_gemm_pipelined", "hopper_gemm_ws", "hopper-persistent-gemm-ws-cooperative",
+         "hopper-persistent-gemm-ws-pingpong"]
+ATTENTION = ["hopper_fa_ws", "hopper_fa_ws_pipelined", "hopper_fa_ws_pipelined_pingpong",
+             "hopper_fa_ws_pipelined_pingpong_persistent"]
+GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
+FA_SHAPE = (4, 32, 4096, 128)
+
+# ------------------------------------------------------------------------------------------ the notebook
+INTRO = """# Meta's Hopper TLX tutorials through `%%tlx`
+
+Each cell below runs one of Meta's TLX tutorials **unmodified**, from the installed `triton-utlx` wheel
+(`tlx/tutorials/*.py` in site-packages, imported by `tlx_kernels.meta_tutorials.load`), by calling the
+tutorial's own host function inside a `%%tlx` cell: the workbench captures the launch, shows the Report
+(stages, source maps, tasks), checks the output against an fp32 torch result (`--check`) and times the
+kernel against cuBLAS / torch SDPA in the same cell (`--bench --bench-ref`).
+
+Without a Hopper GPU the same cells compile each tutorial's main kernel from CPU arguments with one of
+its own autotune configs (`meta.case(name).compile()`), so the notebook runs anywhere.
+`python bench/meta_tutorials.py` executes it and writes `bench/results/meta-tutorials-<device>-<date>.json`."""
+
+SETUP = '''import functools
+import json
+import os
+import platform
+import sys
+from importlib.metadata import version
+
+import torch
+import triton
+from tlx_kernels import meta_tutorials as meta
+from torch.nn.attention import SDPBackend
+
+from workbench.measure import bench
+
+GPU = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9  # Hopper: run; else compile
+GEMM_DTYPE, FA_DTYPE = torch.float16, torch.bfloat16  # the Hopper GEMM tutorials write fp16 output
+ROWS_PATH = os.environ.get("META_TUTORIALS_ROWS")  # where bench/meta_tutorials.py reads the rows
+ENV = {"device": torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU (compile only)",
+       "gpu_run": GPU, "torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
+       "tutorials": str(meta.tutorial_dir())}
+try:
+    ENV["triton_utlx"] = version("triton-utlx")
+except Exception:  # a copied package without its dist-info
+    ENV["triton_utlx"] = None
+ROWS = []
+if GPU:  # some tutorials' host functions leave the allocator to the caller
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+
+
+def save():
+    if ROWS_PATH:
+        with open(ROWS_PATH, "w") as f:
+            json.dump({"env": ENV, "rows": ROWS}, f, indent=1, default=str)
+
+
+def _error():
+    """The exception of the last failed cell (IPython keeps it in sys.last_value), then forget it."""
+    exc = getattr(sys, "last_value", None)
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            delattr(sys, name)
+    return None if exc is None else f"{type(exc).__name__}: {str(exc)[:800]}"
+
+
+def record(tutorial, kind, shape, var):
+    """One row from the Report a %%tlx cell stored in `var` (none when the cell failed before making one)."""
+    rep, error = globals().get(var), _error()
+    row = {"tutorial": tutorial, "kind": kind, "shape": list(shape), "report": var,
+           "dtype": str(GEMM_DTYPE if kind == "gemm" else FA_DTYPE).replace("torch.", ""), "error": error}
+    if rep is not None:
+        run = rep.runs[-1] if rep.runs else {}
+        check = (run.get("checks") or [{}])[0]
+        m = next((x for x in rep.measurements if x.get("kind") == "bench"), {})
+        t, r, md = m.get("timing") or {}, m.get("reference") or {}, rep.metadata
+        consts = {a["name"]: a.get("value") for a in run.get("arguments", []) if a.get("kind") == "constexpr"}
+        row.update(kernel=rep.name, mode=run.get("mode"), ran=run.get("ran"), grid=run.get("grid"), config=consts,
+                   check=check.get("status"), check_message=check.get("message"),
+                   max_abs_err=check.get("max_abs_err"), max_rel_err=check.get("max_rel_err"),
+                   median_ms=t.get("median_ms"), tflops=t.get("tflops"), stable=t.get("stable"),
+                   ref_median_ms=r.get("median_ms"), ref_tflops=r.get("tflops"), ratio_vs_ref=m.get("ratio"),
+                   bench_status=m.get("status"), bench_reason=m.get("reason"),
+                   registers=md.get("registers"), spills=md.get("spills"), shared_bytes=md.get("shared_bytes"),
+                   tasks=[[t_["num_warps"], t_["registers"]] for t_ in md.get("tasks", [])])
+    ok = rep is not None and (row.get("check") == "passed" and row.get("bench_status") == "ok" if GPU else True)
+    row["status"] = "ok" if ok else ("error" if rep is None else "check " + str(row.get("check")))
+    ROWS.append(row)
+    save()
+    print({k: row.get(k) for k in ("tutorial", "shape", "status", "check", "median_ms", "tflops", "ratio_vs_ref")})
+
+
+save()
+print(ENV)'''
+
+BASELINES = '''# cuBLAS (torch.matmul) and torch SDPA, timed as --bench times the tutorials (workbench.measure.bench)
+def time_baseline(name, kind, shape, fn):
+    row = {"tutorial": name, "kind": "baseline-" + kind, "shape": list(shape), "status": "skipped"}
+    try:
+        res = bench(fn, flops=meta.flops(kind, shape), name=name)
+        row.update(status="ok", median_ms=res.median_ms, tflops=res.tflops, stable=res.stable, method=res.method)
+    except Exception as e:  # e.g. a backend this torch build lacks
+        row.update(status="error", error=f"{type(e).__name__}: {str(e)[:300]}")
+    ROWS.append(row)
+    print({k: row.get(k) for k in ("tutorial", "shape", "status", "median_ms", "tflops")})
+
+
+if GPU:
+    for shape in meta.GEMM_SHAPES:
+        a, b = meta.inputs("gemm", shape, GEMM_DTYPE)
+        time_baseline("cuBLAS", "gemm", shape, functools.partial(meta.baseline, "gemm", a, b))
+    q, k, v = meta.inputs("attention", meta.FA_SHAPE, FA_DTYPE)
+    backends = [("torch SDPA", None), ("SDPA flash", SDPBackend.FLASH_ATTENTION),
+                ("SDPA cuDNN", SDPBackend.CUDNN_ATTENTION), ("SDPA efficient", SDPBackend.EFFICIENT_ATTENTION)]
+    for label, backend in backends:
+        time_baseline(label, "attention", meta.FA_SHAPE,
+                      functools.partial(meta.baseline, "attention", q, k, v, backend=backend))
+    del a, b, q, k, v
+    save()
+else:
+    print("no Hopper GPU: baselines not timed; the cells below compile each tutorial's kernel only")'''
+
+SUMMARY = '''for row in ROWS:
+    print(f"{row['tutorial']:44} {'x'.join(map(str, row['shape'])):16} {row['status']:14} "
+          f"{row.get('median_ms') or float('nan'):9.3f} ms {row.get('tflops') or float('nan'):7.1f} TFLOP/s")
+save()'''
+
+
+def var_name(name: str, shape: tuple) -> str:
+    return "rep_" + re.sub(r"\W", "_", name) + f"_{shape[0] if len(shape) == 3 else shape[2]}"
+
+
+def tutorial_cell(name: str, kind: str, shape: tuple) -> str:
+    """The %%tlx cell of one tutorial and shape: its host function on a GPU, its kernel compiled without."""
+    from tlx_kernels.meta_tutorials import HOSTS
+
+    host = HOSTS[name]
+    if kind == "gemm":
+        opts = (f'--check "c: ref" --atol 1e-2 --rtol 1e-2 --bench --bench-ref "torch.matmul(a, b)" '
+                f'--flops "2*{shape[0]}*{shape[1]}*{shape[2]}"')
+        config = f', config=meta.host_config("{name}")' if host.pass_config else ""
+        gpu = [f'a, b = meta.inputs("gemm", {shape}, GEMM_DTYPE)', 'ref = meta.reference("gemm", a, b)',
+               f"c = mod.{host.function}(a, b{config})  # the tutorial's own host function"]
+        cpu = f'meta.case("{name}", shape={shape}).compile()'
+    else:
+        opts = (f'--check "o: ref" --atol 1e-2 --rtol 1e-2 --bench --bench-ref "meta.baseline(\'attention\', q, k, v)" '
+                f'--flops "4*{shape[0]}*{shape[1]}*{shape[2]}*{shape[2]}*{shape[3]}"')
+        gpu = [f'q, k, v = meta.inputs("attention", {shape}, FA_DTYPE)', 'ref = meta.reference("attention", q, k, v)',
+               f"o = mod.{host.function}(q, k, v, meta.SM_SCALE)  # the tutorial's own host function"]
+        cpu = f'meta.case("{name}", shape={shape}, dtype=FA_DTYPE).compile()'
+    lines = [f"%%tlx {opts} -o {var_name(name, shape)}",
+             f'mod = meta.load("{name}")  # Meta\'s file from the wheel, unmodified', "if GPU:",
+             *("    " + x for x in gpu), "else:  # no Hopper GPU: compile its kernel with one of its own configs",
+             "    " + cpu]
+    return "\n".join(lines)
+
+
+def build_notebook():
+    import nbformat
+
+    v4 = nbformat.v4
+    cells = [v4.new_markdown_cell(INTRO), v4.new_code_cell("%load_ext workbench", metadata={"name": "load"}),
+             v4.new_code_cell(SETUP, metadata={"name": "setup"}),
+             v4.new_code_cell(BASELINES, metadata={"name": "baselines"})]
+    jobs = [(n, "gemm", s) for n in GEMMS for s in GEMM_SHAPES] + [(n, "attention", FA_SHAPE) for n in ATTENTION]
+    for name, kind, shape in jobs:
+        cells.append(v4.new_code_cell(tutorial_cell(name, kind, shape), metadata={"name": f"{name} {shape}"}))
+        cells.append(v4.new_code_cell(f'record("{name}", "{kind}", {shape},\n       "{var_name(name, shape)}")',
+                                      metadata={"name": f"record {name} {shape}"}))
+    cells.append(v4.new_code_cell(SUMMARY, metadata={"name": "summary"}))
+    nb = v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+# ------------------------------------------------------------------------------------------ running it
+def execute(path: Path, cell_timeout: int, rows_path: Path) -> tuple[object, float, str | None]:
+    """Execute the notebook in a fresh ipykernel (cwd: the repository root); a failing cell does not stop
+    it (each records its error), a cell past ``cell_timeout`` or a dead kernel does."""
+    import nbclient
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    os.environ["META_TUTORIALS_ROWS"] = str(rows_path)  # the kernel inherits it
+    client = nbclient.NotebookClient(nb, timeout=cell_timeout, kernel_name="python3", allow_errors=True,
+                                     record_timing=True, resources={"metadata": {"path": str(ROOT)}})
+    t0, stopped = time.perf_counter(), None
+    try:
+        client.execute()
+    except Exception as e:  # CellTimeoutError, DeadKernelError, ...
+        stopped = f"{type(e).__name__}: {str(e)[:1000]}"
+    return nb, time.perf_counter() - t0, stopped
+
+
+def cell_facts(nb) -> list[dict]:
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        ex = cell.metadata.get("execution", {})
+        start, end = ex.get("iopub.execute_input"), ex.get("shell.execute_reply")
+        seconds = None
+        if start and end:
+            seconds = round((dt.datetime.fromisoformat(end.replace("Z", "+00:00"))
+                             - dt.datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds(), 2)
+        errors = [f"{o.get('ename')}: {str(o.get('evalue'))[:300]}" for o in cell.get("outputs", [])
+                  if o.get("output_type") == "error"]
+        out.append({"name": cell.metadata.get("name"), "seconds": seconds, "ran": bool(ex),
+                    "error": errors[0] if errors else None})
+    return out
+
+
+def add_ratios(rows: list[dict]) -> None:
+    """Each tutorial's speed against the baseline cell's cuBLAS / torch SDPA (default backend) of its shape."""
+    base = {("gemm", tuple(r["shape"])): r for r in rows if r["tutorial"] == "cuBLAS"}
+    base |= {("attention", tuple(r["shape"])): r for r in rows if r["tutorial"] == "torch SDPA"}
+    for r in rows:
+        b = base.get((r["kind"], tuple(r["shape"])))
+        if b and b.get("median_ms") and r.get("median_ms"):
+            r["baseline"] = b["tutorial"]
+            r["ratio_vs_baseline"] = round(b["median_ms"] / r["median_ms"], 4)
+
+
+def device_slug(device: str) -> str:
+    for name in ("H200", "H100", "B200", "GB200"):
+        if name in device:
+            return name.lower()
+    return "cpu" if "no GPU" in device else re.sub(r"\W+", "-", device.lower()).strip("-")[:24] or "unknown"
+
+
+def _num(row: dict, key: str, fmt: str) -> str:
+    v = row.get(key)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return format(v, fmt)
+    return "-".rjust(int(fmt.split(".")[0]))
+
+
+def print_table(rows: list[dict]) -> None:
+    print(f"{'tutorial / baseline':44} {'shape':16} {'status':14} {'ms':>9} {'TFLOP/s':>8} {'vs ref':>7} "
+          f"{'vs base':>7}")
+    for r in rows:
+        print(f"{r['tutorial']:44} {'x'.join(map(str, r['shape'])):16} {r['status']:14} "
+              f"{_num(r, 'median_ms', '9.3f')} {_num(r, 'tflops', '8.1f')} {_num(r, 'ratio_vs_ref', '7.3f')} "
+              f"{_num(r, 'ratio_vs_baseline', '7.3f')}")
+
+
+def versions() -> dict:
+    import platform
+    import subprocess
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for pkg in ("torch", "triton", "triton-utlx"):
+        try:
+            out[pkg.replace("-", "_")] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg.replace("-", "_")] = None
+    tree = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          check=False).stdout.strip()
+    out["tree"] = os.environ.get("WB_TREE") or tree or None
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--write-notebook", action="store_true", help=f"regenerate {NOTEBOOK.relative_to(ROOT)}")
+    ap.add_argument("--cell-timeout", type=int, default=120, help="seconds per cell (default 120)")
+    ap.add_argument("--executed", default=None, help="where to save the executed notebook")
+    ap.add_argument("--json", default=None,
+                    help="results JSON (default bench/results/meta-tutorials-<device>-<date>.json)")
+    args = ap.parse_args()
+    if args.write_notebook:
+        import nbformat
+
+        NOTEBOOK.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(build_notebook(), NOTEBOOK)
+        print(f"wrote {NOTEBOOK.relative_to(ROOT)}")
+        return 0
+    import nbformat
+
+    rows_path = Path(tempfile.mkdtemp(prefix="meta-tutorials-")) / "rows.json"
+    nb, seconds, stopped = execute(NOTEBOOK, args.cell_timeout, rows_path)
+    out_dir = Path(os.environ.get("WB_OUT") or tempfile.mkdtemp(prefix="meta-tutorials-nb-"))
+    executed = Path(args.executed) if args.executed else out_dir / "meta_tutorials.ipynb"
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, executed)
+    data = json.loads(rows_path.read_text()) if rows_path.exists() else {"env": {}, "rows": []}
+    rows, env = data["rows"], data["env"]
+    add_ratios(rows)
+    cells = cell_facts(nb)
+    tutorial_rows = [r for r in rows if not r["kind"].startswith("baseline")]
+    ok = stopped is None and len(tutorial_rows) == len(GEMMS) * len(GEMM_SHAPES) + len(ATTENTION) and all(
+        r["status"] == "ok" for r in tutorial_rows)
+    now = dt.datetime.now(dt.UTC)
+    device = env.get("device", "unknown")
+    out = Path(args.json) if args.json else (
+        ROOT / "bench" / "results" / f"meta-tutorials-{device_slug(device)}-{now:%Y-%m-%d}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "device": device, "gpu_run": env.get("gpu_run"), "date": now.isoformat(),
+        **versions(), **{k: env[k] for k in ("torch", "triton", "triton_utlx", "python") if env.get(k)},
+        "command": " ".join(["python", "bench/meta_tutorials.py", *sys.argv[1:]]),
+        "notebook": str(NOTEBOOK.relative_to(ROOT)), "executed_notebook": str(executed),
+        "executed_notebook_bytes": executed.stat().st_size, "seconds": round(seconds, 1), "ok": ok,
+        "stopped": stopped, "tutorials": env.get("tutorials"), "cells": cells, "rows": rows,
+    }, indent=1, default=str))
+    print_table(rows)
+    print(f"{'OK' if ok else 'NOT OK'}: {len(tutorial_rows)} tutorial cells, {seconds:.0f} s; executed notebook "
+          f"{executed} ({executed.stat().st_size / 1e6:.1f} MB)" + (f"; stopped: {stopped}" if stopped else ""))
+    failed = [c for c in cells if c["error"]]
+    for c in failed:
+        print(f"  cell {c['name']!r}: {c['error']}")
+    print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
