@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 import triton
+import triton.language as tl
+import triton.language.extra.tlx as tlx
 from triton.backends.compiler import GPUTarget
 from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -205,3 +207,30 @@ def test_reproducer_of_the_loop_placement_failure():
     assert R.compile_case(2, False, "global").startswith("FAILED")
     assert R.compile_case(2, True, "global") == "compiled"
     assert R.compile_case(1, False, "global") == "compiled"
+
+
+@triton.jit
+def _named_ring(x_ptr, y_ptr, n_tiles, BLOCK: tl.constexpr):
+    bufs = tlx.local_alloc((BLOCK,), tl.float32, 2)
+    ready = tlx.alloc_barriers(2, arrive_count=1)
+    free = tlx.alloc_barriers(2, arrive_count=2)
+    with tlx.async_tasks():
+        with tlx.async_task("default", name="loader"):
+            for i in range(n_tiles):
+                tlx.barrier_wait(free[i % 2], ((i // 2) & 1) ^ 1)
+                tlx.local_store(bufs[i % 2], tl.load(x_ptr + i * BLOCK + tl.arange(0, BLOCK)))
+                tlx.barrier_arrive(ready[i % 2])
+        with tlx.async_task(num_warps=4, replicate=2, name="reader"):
+            for i in range(n_tiles):
+                tlx.barrier_wait(ready[i % 2], (i // 2) & 1)
+                tl.store(y_ptr + i * BLOCK + tl.arange(0, BLOCK), tlx.local_load(bufs[i % 2]))
+                tlx.barrier_arrive(free[i % 2])
+
+
+def test_async_task_name_keyword_names_the_roles():
+    x, y = torch.empty(4096), torch.empty(4096)
+    ck, plan = compile_instrumented(_named_ring, x, y, 8, BLOCK=512, num_warps=4,
+                                    spec=ModeSpec(sampled_warps=(0, 4, 8), buffer_size=3 * 16 * 256))
+    assert [r.role for r in plan.roles] == ["loader", "reader.0", "reader.1"]
+    got = _scopes(ck.asm["ttgir"])
+    assert {"loader/wait:free", "reader.0/wait:ready", "reader.1/wait:ready", "reader.1/store"} <= got

@@ -34,6 +34,20 @@ from typing import Any
 from workbench.measure.timeline.scopes import Plan, instrument
 
 HOOK_VERSION = "workbench.measure.timeline scopes v1"
+
+
+def _source_digest() -> str:
+    """Digest of the code that decides what is inserted: a change to it is a new build, not a cache hit."""
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    h = hashlib.sha256()
+    for name in ("hook.py", "scopes.py", "roles.py", "ttgir_text.py"):
+        h.update((here / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+_DIGEST = _source_digest()
 _KERNEL = re.compile(r"tt\.func\s+public\s+@([\w$.]+)")
 
 
@@ -48,7 +62,7 @@ class ScopeRecorder:
     errors: list[str] = field(default_factory=list)
 
     def key(self) -> str:
-        return f"{HOOK_VERSION} level={self.level} names={self.task_names}"
+        return f"{HOOK_VERSION} {_DIGEST} level={self.level} names={self.task_names}"
 
     def rewrite(self, mod: Any) -> Any:
         """The ``ttgir`` stage's module with scopes inserted (parsed back in the same MLIR context)."""

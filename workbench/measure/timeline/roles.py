@@ -8,7 +8,7 @@ regions with mostly the same locations are one task.
 
 A task's name is, in order: the ``name=`` keyword of its ``tlx.async_task(...)`` (uTLX accepts and
 ignores unknown keywords, so a kernel may carry it), else what it does: ``consumer`` (issues MMAs),
-``producer`` (TMA/async loads, no MMA), ``epilogue`` (only stores), ``task<position>`` otherwise.
+``producer`` (TMA, async or plain global loads, no MMA), ``epilogue`` (only stores), ``task<position>`` otherwise.
 Names used by several tasks get their source position appended (``consumer_t2``).
 """
 
@@ -22,7 +22,7 @@ from collections import Counter
 from workbench.analyse.mlir_loc import LocTable
 from workbench.measure.timeline.ttgir_text import TTGIR, Region, trailing_loc
 
-_FUNC_LOC = re.compile(r"^\s*tt\.func\b.*\sloc\((#loc\d*)\)\s*\{?\s*$")
+_FUNC = re.compile(r"^\s*tt\.func\s+public\b")
 SIMILAR = 0.5  # Jaccard similarity of op locations above which consecutive regions are replicas
 
 
@@ -53,7 +53,7 @@ def group_regions(ir: TTGIR) -> list[list[int]]:
 def kind_of(acts: Counter) -> str:
     if acts.get("mma"):
         return "consumer"
-    if acts.get("tma_load") or acts.get("load"):
+    if acts.get("tma_load") or acts.get("load") or acts.get("gload"):
         return "producer"
     if acts.get("epilogue") or acts.get("store"):
         return "epilogue"
@@ -120,11 +120,15 @@ def _call_attr(node: ast.With) -> str | None:
 
 
 def task_names_from_ttgir(ir: TTGIR) -> list[str | None] | None:
-    """Task names read from the kernel's source file, found through the ``tt.func`` location."""
-    line = next((ln for ln in ir.lines if _FUNC_LOC.match(ln)), None)
-    if line is None:
+    """Task names read from the kernel's source file, found through the ``tt.func`` location (printed
+    after the function's closing brace)."""
+    head = next((i for i, ln in enumerate(ir.lines) if _FUNC.match(ln)), None)
+    if head is None:
         return None
-    locs, _ = LocTable(ir.text).resolve(_FUNC_LOC.match(line).group(1))
+    close = next((j for j in range(head + 1, len(ir.lines)) if ir.indents[j] <= ir.indents[head]), None)
+    if close is None:
+        return None
+    locs, _ = LocTable(ir.text).resolve(trailing_loc(ir.lines[close]))
     if not locs:
         return None
     src = "".join(linecache.getlines(locs[0].file))

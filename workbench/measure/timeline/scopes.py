@@ -230,7 +230,8 @@ def _activities(ir: TTGIR) -> list[Counter]:
     for r in ir.regions:
         c: Counter = Counter()
         for i in r.body():
-            act = ACTIVITY.get(op_name(ir.lines[i]) or "")
+            op = op_name(ir.lines[i]) or ""
+            act = ACTIVITY.get(op) or ("gload" if op == "tt.load" else None)  # gload: a kind hint, no scope
             if act:
                 c[act] += 1
         out.append(c)
