@@ -126,10 +126,11 @@ def fa_case(batch: int, heads: int, seq: int, dim: int) -> dict[str, Any]:
 def checks_of(tl: Any) -> dict[str, Any]:
     """What the timeline must show: every role's scopes in every sampled lane, no drops, overhead <= 10%."""
     lanes = tl.trace.lanes()
+    kinds = {r.role: r.kind for r in tl.roles}
     bad: list[str] = []
     for (cta, role), evs in lanes.items():
         acts = {e.activity for e in evs}
-        kind = tl.role(role).kind
+        kind = kinds.get(role, "other")
         need = {"task", "wait", "tma_load"} if kind == "producer" else {"task", "wait", "mma", "mma_wait"}
         if not need <= acts:
             bad.append(f"CTA {cta} {role}: missing {sorted(need - acts)}")
