@@ -200,6 +200,18 @@ def load_json(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _rows_by_kernel(data: dict[str, Any]) -> dict[str, list[tuple[dict[str, Any], int, int]]]:
+    """kernel name -> [(event, SM, CTA)] of Proton's instrumentation events (``pid`` "kernel CoreN CTAm")."""
+    by_kernel: dict[str, list[tuple[dict[str, Any], int, int]]] = defaultdict(list)
+    for ev in data.get("traceEvents", []):
+        m = _PID.match(str(ev.get("pid", ""))) if ev.get("ph") == "X" else None
+        if m:
+            by_kernel[m.group("kernel")].append((ev, int(m.group("core")), int(m.group("cta"))))
+    if not by_kernel:
+        raise ValueError("no Proton instrumentation events (pid 'kernel CoreN CTAm') in this trace")
+    return by_kernel
+
+
 def read_trace(src: str | Path | dict[str, Any], kernel: str | None = None) -> Trace:
     """Parse a Proton chrome trace (path, ``.gz`` path or loaded dict) into a :class:`Trace`.
 
@@ -209,15 +221,7 @@ def read_trace(src: str | Path | dict[str, Any], kernel: str | None = None) -> T
     """
     data = src if isinstance(src, dict) else load_json(src)
     other = data.get("otherData") or {}
-    raw = [ev for ev in data.get("traceEvents", []) if ev.get("ph") == "X"]
-    by_kernel: dict[str, list[tuple[dict[str, Any], int, int]]] = defaultdict(list)
-    for ev in raw:
-        m = _PID.match(str(ev.get("pid", "")))
-        if not m:
-            continue
-        by_kernel[m.group("kernel")].append((ev, int(m.group("core")), int(m.group("cta"))))
-    if not by_kernel:
-        raise ValueError("no Proton instrumentation events (pid 'kernel CoreN CTAm') in this trace")
+    by_kernel = _rows_by_kernel(data)
     name = kernel if kernel is not None else max(by_kernel, key=lambda k: len(by_kernel[k]))
     if name not in by_kernel:
         raise ValueError(f"kernel {name!r} is not in this trace (has {sorted(by_kernel)})")
