@@ -9,7 +9,7 @@ Kernels (each in its own try/except; a failure is recorded in its JSON and the o
   with ``DEFAULT``), 4096^3 bf16; skipped with the import error when the library does not import;
 - ``fa_pingpong``: Meta's FA forward persistent ping-pong tutorial from the installed wheel
   (``tlx/tutorials/hopper_fa_ws_pipelined_pingpong_persistent.py``, unmodified, launched through its
-  own ``attention()``), B1 H16 S4096 D128 bf16, non-causal.
+  own ``attention()``), B1 H8 S4096 D128 bf16, non-causal (2 tiles per CTA: a trace of ~0.2M events).
 
 Per kernel: correctness against torch (cuBLAS matmul / SDPA); then ``workbench.measure.timeline``:
 the plain kernel timed (``workbench.measure.bench``), one launch recorded under Proton with scopes at
@@ -219,7 +219,7 @@ def main() -> int:
     ap.add_argument("--kernels", default=",".join(KERNELS))
     ap.add_argument("--levels", default="fine,waits,task")
     ap.add_argument("--size", type=int, default=4096, help="GEMM M = N = K")
-    ap.add_argument("--fa", default="1,16,4096,128", help="FA B,H,S,D")
+    ap.add_argument("--fa", default="1,8,4096,128", help="FA B,H,S,D")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--data-dir", default=str(ROOT / "tests" / "measure" / "timeline" / "data"))
     a = ap.parse_args()
