@@ -123,9 +123,12 @@ def _race(rec: Record, lines: list[int | None], artifact: Any, static: list[dict
     n = f" ({rec.hazards} hazards)" if rec.hazards else ""
     msg = f"racecheck: shared-memory race between {' and '.join(roles) or 'two accesses'}{n}{_where(rec)}"
     line = known[-1] if known else None
+    if not known:
+        return {"severity": "warning", "line": None, "message": msg,
+                "hint": "racecheck named no source line (and the offsets could not be mapped): see the raw output"}
     if _uses_mbarriers(artifact):
         confirmed = _static_at(static, set(known))
-        if not known or set(known) <= {def_line}:
+        if set(known) <= {def_line}:
             return {"severity": "info", "line": def_line, "message": msg,
                     "hint": "likely a false positive: racecheck attributes this race to the kernel's entry and does "
                             "not model mbarrier/TMA ordering; the static checks of slot reuse carry the weight here"}

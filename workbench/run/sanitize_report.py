@@ -20,7 +20,7 @@ from typing import Any
 __all__ = ["Access", "Record", "parse_consan", "parse_sanitizer", "summary_counts"]
 
 _PREFIX = re.compile(r"^={5,} ?")
-_SEVERITY = re.compile(r"^(Error|Warning|Info|Fatal|FATAL):\s*")
+_SEVERITY = re.compile(r"^(Error|Warning|Info|Fatal):\s*", re.IGNORECASE)
 _HAZARDS = re.compile(r"\s*\[(\d+) hazards?\]\s*$")
 _LOC_NEW = re.compile(r"(?P<func>[^\s()]+?)\+0x(?P<off>[0-9a-fA-F]+)(?: in (?P<file>.+?):(?P<line>\d+))?\s*$")
 _LOC_OLD = re.compile(r"0x(?P<off>[0-9a-fA-F]+) in (?P<file>[^:]+?):(?P<line>\d+):(?P<func>.+?)\s*$")
