@@ -3,8 +3,9 @@
 Layout: ``q`` is ``(B, H, S_q, D)``, ``k`` and ``v`` are ``(B, H, S_kv, D)``, all contiguous, bf16 or fp16,
 ``D`` 64 or 128. The kernels see them as 2-D row-major matrices ``(B*H*S, D)``: head ``bh``'s rows start at
 ``bh * S``. TMA reads past the last row of a head land in the next head's rows (finite data, masked out of the
-scores, so ``p = 0`` there) or past the end of the tensor (zero-filled); outputs of a head's last, partial Q
-tile are stored with masked stores so they never touch the next head's rows.
+scores, so ``p = 0`` there) or past the end of the tensor (zero-filled). The TLX kernels store whole tiles
+with TMA: when ``S_q`` is not a multiple of the CTA's query tile, they write into a per-head padded buffer
+(``S_o`` rows per head) and :class:`Launch` copies the ``S_q`` valid rows into the output afterwards.
 
 Causal masking is top-left aligned like ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``:
 query ``i`` sees keys ``j <= i`` (with ``S_q != S_kv`` too).
@@ -136,7 +137,8 @@ def outputs(q, out=None, lse=None, want_lse: bool = False):
 
 @dataclass
 class Launch:
-    """Everything one launch needs: ``kernel[grid](*args, **kwargs)`` writes ``out`` (and ``lse``)."""
+    """Everything one launch needs: ``kernel[grid](*args, **kwargs)`` writes ``out`` (and ``lse``); when the
+    kernel wrote a padded buffer ``staged``, ``run`` copies its valid rows into ``out``."""
 
     kernel: Any
     args: tuple
@@ -145,22 +147,30 @@ class Launch:
     out: Any
     lse: Any
     problem: Problem
+    staged: Any = None
 
     def run(self):
         if self.problem.S_q and self.problem.BH:
             self.kernel[self.grid](*self.args, **self.kwargs)
+            if self.staged is not None:
+                self.out.copy_(self.staged[:, :, : self.problem.S_q])
         return self.out
 
 
-def tlx_args(p: Problem, q, k, v, out, lse, BLOCK_M: int, BLOCK_N: int, store_lse: bool) -> tuple[tuple, dict]:
-    """Positional arguments and shape constexprs shared by the TLX kernels (2-D descriptors, ``BLOCK_M`` rows
-    per consumer warpgroup)."""
+def tlx_args(p: Problem, q, k, v, out, lse, BLOCK_M: int, BLOCK_N: int, TILE_M: int,
+             store_lse: bool) -> tuple[tuple, dict, Any]:
+    """(positional arguments, shape constexprs, padded output or None) of the TLX kernels: 2-D descriptors,
+    ``BLOCK_M`` rows per consumer warpgroup, ``TILE_M`` query rows per tile (the output's padding unit)."""
+    import torch
+
+    S_o = -(-p.S_q // TILE_M) * TILE_M
+    staged = None if S_o == p.S_q else torch.empty(p.B, p.H, S_o, p.D, dtype=out.dtype, device=out.device)
     d_q = descriptor(rows2d(q), [BLOCK_M, p.D])
     d_k = descriptor(rows2d(k), [BLOCK_N, p.D])
     d_v = descriptor(rows2d(v), [BLOCK_N, p.D])
-    d_o = descriptor(rows2d(out), [BLOCK_M, p.D])
-    args = (d_q, d_k, d_v, d_o, out, lse, p.sm_scale * LOG2E, p.S_q, p.S_kv, p.BH)
-    return args, dict(HEAD_DIM=p.D, CAUSAL=p.causal, STORE_LSE=bool(store_lse))
+    d_o = descriptor(rows2d(out if staged is None else staged), [BLOCK_M, p.D])
+    args = (d_q, d_k, d_v, d_o, lse, p.sm_scale * LOG2E, p.S_q, p.S_kv, S_o, p.BH)
+    return args, dict(HEAD_DIM=p.D, CAUSAL=p.causal, STORE_LSE=bool(store_lse)), staged
 
 
 def config_name(cfg: dict[str, Any]) -> str:
@@ -173,10 +183,11 @@ SMEM_LIMIT = 232448  # bytes of shared memory one CTA may use on sm_90
 
 
 def smem_bytes(cfg: dict[str, Any], D: int, elem: int = 2) -> int:
-    """Shared memory of a TLX config: Q per group, the K and V rings, one output staging tile per group
-    (Triton's TMA store), barriers."""
+    """Shared memory of a TLX config: Q per group, the K and V rings, barriers, and for the persistent kernel
+    (its configs carry ``GROUP_HEADS``) one output staging tile per group; the others stage O in Q's buffer."""
     G, BM, BN, NB = cfg.get("NUM_GROUPS", 1), cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("NUM_BUFFERS", 2)
-    return (2 * G * BM * D + 2 * NB * BN * D) * elem + 8 * (2 * G + 4 * NB) + 64
+    q_tiles = 2 * G if "GROUP_HEADS" in cfg else G
+    return (q_tiles * BM * D + 2 * NB * BN * D) * elem + 8 * (3 * G + 4 * NB) + 512
 
 
 def consumer_registers(cfg: dict[str, Any], D: int) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
+import triton.language.extra.tlx as tlx
 
 
 @triton.jit
@@ -63,22 +64,17 @@ def softmax_next(qk, m_i, l_i, qk_scale):
 
 
 @triton.jit
-def store_tile(acc, l_i, m_i, desc_o, o_ptr, lse_ptr, bh, q_start, S_q, HEAD_DIM: tl.constexpr,
-               BLOCK_M: tl.constexpr, STORE_LSE: tl.constexpr):
-    """Normalise ``acc`` by ``l`` and store rows ``[q_start, q_start + BLOCK_M)`` of head ``bh``: a TMA store when
-    the whole tile lies inside the head, masked stores for its partial last tile (a TMA store there would write
-    into the next head's rows). The logsumexp goes out in natural-log units."""
-    out = (acc * (1.0 / l_i)[:, None]).to(desc_o.dtype)
-    row0 = bh * S_q + q_start
-    if q_start + BLOCK_M <= S_q:
-        desc_o.store([row0, 0], out)
-    else:
-        rows = tl.arange(0, BLOCK_M)
-        cols = tl.arange(0, HEAD_DIM)
-        ptrs = o_ptr + (row0 + rows).to(tl.int64)[:, None] * HEAD_DIM + cols[None, :]
-        tl.store(ptrs, out, mask=(q_start + rows < S_q)[:, None])
+def store_tile(acc, l_i, m_i, o_buf, desc_o, lse_ptr, bh, q_start, S_q, S_o, BLOCK_M: tl.constexpr,
+               STORE_LSE: tl.constexpr):
+    """Normalise ``acc`` by ``l`` and TMA-store it as rows ``[q_start, q_start + BLOCK_M)`` of head ``bh`` of the
+    output (``S_o`` rows per head: padded to whole tiles), staged through the shared buffer ``o_buf``, whose
+    previous store must have read it first. The logsumexp goes out in natural-log units (rows < ``S_q``)."""
+    out = (acc * (1.0 / l_i)[:, None]).to(tlx.dtype_of(desc_o))
+    tlx.async_descriptor_store_wait(0)
+    tlx.local_store(o_buf, out)
+    tlx.fence_async_shared()
+    tlx.async_descriptor_store(desc_o, o_buf, [bh * S_o + q_start, 0])
     if STORE_LSE:
-        rows = tl.arange(0, BLOCK_M)
+        rows = q_start + tl.arange(0, BLOCK_M)
         lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
-        tl.store(lse_ptr + (row0 + rows).to(tl.int64), lse, mask=q_start + rows < S_q)
-
+        tl.store(lse_ptr + bh.to(tl.int64) * S_q + rows, lse, mask=rows < S_q)

@@ -44,7 +44,7 @@ def tile_of(r, pid, nprog, num_m, BH, SNAKE, GROUP_HEADS):
 
 
 @triton.jit(do_not_specialize=["GROUP_HEADS", "SNAKE"])
-def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, o_ptr, lse_ptr, qk_scale, S_q, S_kv, BH,
+def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_scale, S_q, S_kv, S_o, BH,
                                    GROUP_HEADS, SNAKE, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
                                    STORE_LSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                    NUM_GROUPS: tl.constexpr, NUM_BUFFERS: tl.constexpr,
@@ -54,6 +54,7 @@ def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, o_ptr, lse_pt
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
     k_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
     v_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
+    o_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)  # output staging (Q's buffer is reloaded)
     q_full = tlx.alloc_barriers(NUM_GROUPS, arrive_count=1)
     q_empty = tlx.alloc_barriers(NUM_GROUPS, arrive_count=1)
     k_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
@@ -102,10 +103,11 @@ def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, o_ptr, lse_pt
                     acc, m_i, l_i = consume_tile(q_smem[g], k_smem, v_smem, k_full, k_empty, v_full, v_empty,
                                                  q_empty[g], it, n_blocks, q_start, S_kv, qk_scale, g, CAUSAL,
                                                  BLOCK_M, BLOCK_N, HEAD_DIM, NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, True)
-                    dev.store_tile(acc, l_i, m_i, desc_o, o_ptr, lse_ptr, bh, q_start, S_q, HEAD_DIM, BLOCK_M,
+                    dev.store_tile(acc, l_i, m_i, o_smem[g], desc_o, lse_ptr, bh, q_start, S_q, S_o, BLOCK_M,
                                    STORE_LSE)
                     it += n_blocks
                     n_done += 1
+            tlx.async_descriptor_store_wait(0)
 
 
 # First = default. BLOCK_M is the rows of one consumer warpgroup; a tile is NUM_GROUPS * BLOCK_M rows.
@@ -130,13 +132,14 @@ def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None,
     p = C.problem(q, k, v, causal, sm_scale)
     cfg = dict(config or C.configs_for(CONFIGS, p.D)[0])
     out, lse, store_lse = C.outputs(q, out, lse, want_lse)
-    args, kw = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], store_lse)
-    tiles = triton.cdiv(p.S_q, cfg["NUM_GROUPS"] * cfg["BLOCK_M"]) * p.BH
+    tile_m = cfg["NUM_GROUPS"] * cfg["BLOCK_M"]
+    args, kw, staged = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], tile_m, store_lse)
+    tiles = triton.cdiv(p.S_q, tile_m) * p.BH
     grid = (max(1, min(tiles, sms or C.num_sms(q))),)
     # the schedule knobs are runtime arguments: sweeping them costs no compile
     args = args + (int(cfg.pop("GROUP_HEADS")), int(cfg.pop("SNAKE")))
     return C.Launch(ws_persistent_attention_kernel, args, dict(cfg, **kw, num_warps=4, num_stages=1), grid, out,
-                    lse, p)
+                    lse, p, staged)
 
 
 def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,

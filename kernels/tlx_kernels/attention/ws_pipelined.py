@@ -34,7 +34,7 @@ from tlx_kernels.attention import device as dev
 
 
 @triton.jit
-def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, o_ptr, lse_ptr, qk_scale, S_q, S_kv, BH,
+def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_scale, S_q, S_kv, S_o, BH,
                                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr,
                                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
                                   NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr):
@@ -115,12 +115,15 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, o_ptr, lse_ptr
             acc = tlx.async_dot(p, v_smem[last], acc)
             acc = tlx.async_dot_wait(0, acc)
             tlx.barrier_arrive(v_empty[last])
-            dev.store_tile(acc, l_i, m_i, desc_o, o_ptr, lse_ptr, bh, q_start, S_q, HEAD_DIM, BLOCK_M, STORE_LSE)
+            # O is staged in this consumer's Q buffer: its last reader, the last Q K^T, has completed
+            dev.store_tile(acc, l_i, m_i, q_smem[g], desc_o, lse_ptr, bh, q_start, S_q, S_o, BLOCK_M, STORE_LSE)
+            tlx.async_descriptor_store_wait(0)
 
 
 # First = default. BLOCK_M is the rows of one consumer warpgroup; a CTA holds NUM_GROUPS * BLOCK_M rows.
 CONFIGS: list[dict[str, Any]] = [
     dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240),
+    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=3, CONSUMER_REGS=240),
     dict(BLOCK_M=64, BLOCK_N=64, NUM_GROUPS=2, NUM_BUFFERS=3, CONSUMER_REGS=240),
     dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=232),
     dict(BLOCK_M=64, BLOCK_N=64, NUM_GROUPS=3, NUM_BUFFERS=3, CONSUMER_REGS=160),  # D64 only
@@ -135,10 +138,11 @@ def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None,
     p = C.problem(q, k, v, causal, sm_scale)
     cfg = dict(config or C.configs_for(CONFIGS, p.D)[0])
     out, lse, store_lse = C.outputs(q, out, lse, want_lse)
-    args, kw = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], store_lse)
+    tile_m = cfg["NUM_GROUPS"] * cfg["BLOCK_M"]
+    args, kw, staged = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], tile_m, store_lse)
     grid = (triton.cdiv(p.S_q, cfg["NUM_GROUPS"] * cfg["BLOCK_M"]), p.BH)
     return C.Launch(ws_pipelined_attention_kernel, args, dict(cfg, **kw, num_warps=4, num_stages=1), grid, out,
-                    lse, p)
+                    lse, p, staged)
 
 
 def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
