@@ -342,9 +342,20 @@ def mma_ring(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: 
                 tlx.barrier_wait(full[s], p)
                 acc = tlx.async_dot(a[s], b[s], acc)
                 if EARLY_RELEASE:
-                    tlx.barrier_arrive(empty[s])
+                    tlx.barrier_arrive(empty[s])  # released before the MMA is done
                     acc = tlx.async_dot_wait(0, acc)
                 else:
                     acc = tlx.async_dot_wait(0, acc)
                     tlx.barrier_arrive(empty[s])
             c_desc.store([0, 0], acc.to(tlx.dtype_of(c_desc)))
+
+
+@triton.jit
+def too_much_smem(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)  # BUG: smem-limit
+    full = tlx.alloc_barriers(1, arrive_count=1)
+    tlx.barrier_expect_bytes(full[0], BM * BK * 2)
+    tlx.async_descriptor_load(x_desc, bufs[STAGES - 1], [0, 0], full[0])
+    tlx.barrier_wait(full[0], 0)
+    offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+    tl.store(out_ptr + offs, tlx.local_load(bufs[STAGES - 1]))

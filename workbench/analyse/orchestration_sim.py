@@ -284,6 +284,8 @@ class Simulator:
 
     def _view(self, t: _TaskRun, op: Op):
         src = t.env.get(op.operands[0]) if op.operands else None
+        if not isinstance(src, tuple):
+            src = None
         if src is not None and op.name == "ttg.memdesc_index" and src[0] in ("barset", "bufset"):
             idx = t.env.get(op.operands[1]) if len(op.operands) > 1 else None
             src = (src[0][:3], src[1], idx)

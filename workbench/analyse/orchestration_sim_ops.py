@@ -76,8 +76,13 @@ def _pred(t, ops: list[str], i: int, line) -> bool:
     return bool(v) if isinstance(v, int) else True  # a memdesc there: a dependency, not a predicate
 
 
+def _ref(value) -> tuple | None:
+    """A buffer/barrier reference (a tuple), or None for a scalar or an unknown value."""
+    return value if isinstance(value, tuple) else None
+
+
 def _barrier(sim, t, name: str, line) -> MBarrier:
-    ref = t.env.get(name)
+    ref = _ref(t.env.get(name))
     if ref is None or ref[0] not in ("bar", "barset") or (ref[0] == "bar" and ref[2] is None):
         raise Lost(line, "a barrier (or barrier index) not known before the launch")
     key = (ref[1], ref[2] if ref[0] == "bar" else 0)
@@ -89,7 +94,7 @@ def _barrier(sim, t, name: str, line) -> MBarrier:
 
 
 def _slot(sim, t, name: str | None) -> tuple[int, int] | None:
-    ref = t.env.get(name) if name else None
+    ref = _ref(t.env.get(name)) if name else None
     if ref is None or ref[0] not in ("buf", "bufset"):
         return None
     idx = ref[2] if ref[0] == "buf" else 0
@@ -191,7 +196,7 @@ def _tcgen05(sim, t, op: Op, s: SyncOp) -> None:
             if (key := _slot(sim, t, v)) is not None:
                 _read(sim, t, key, s)
     for v in op.operands:
-        ref = t.env.get(v)
+        ref = _ref(t.env.get(v))
         if ref is not None and ref[0] in ("bar", "barset"):
             _barrier(sim, t, v, s.line).arrive(1, (t.index, s.line), t.clock)
     t.tick()
