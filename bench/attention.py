@@ -288,10 +288,14 @@ def sweep_space(variant: str, D: int) -> list[dict]:
         grid = [dict(BLOCK_M=128, BLOCK_N=bn, NUM_STAGES=s, num_warps=w)
                 for bn, s, w in itertools.product((128, 64), (2, 3, 4), (8, 4))]
     elif variant in ("ws_pingpong", "ws_persistent"):
-        shapes = [(64, 128, 2, nb, 240) for nb in (2, 3, 4)] + [(64, 64, 2, nb, 240) for nb in (3, 4)]
-        shapes += [(128, 64, 2, nb, 240) for nb in (3, 4)] + [(64, 64, 3, nb, 160) for nb in (3, 4)]
-        for (bm, bn, g, nb, regs), pv in itertools.product(shapes, (True, False)):
-            grid.append(dict(BLOCK_M=bm, BLOCK_N=bn, NUM_GROUPS=g, NUM_BUFFERS=nb, CONSUMER_REGS=regs, PV_IN_TURN=pv))
+        main = [(64, 128, 2, nb, 240) for nb in (2, 3)] + [(64, 64, 2, 3, 240)]
+        more = [(64, 128, 2, 4, 240), (64, 64, 2, 4, 240), (128, 64, 2, 3, 240), (128, 64, 2, 4, 240),
+                (64, 64, 3, 3, 160), (64, 64, 3, 4, 160)]
+        knobs = [(True, False), (False, False)]
+        for (bm, bn, g, nb, regs), (pv, wr) in itertools.chain(itertools.product(main, knobs + [(True, True)]),
+                                                               itertools.product(more, knobs)):
+            grid.append(dict(BLOCK_M=bm, BLOCK_N=bn, NUM_GROUPS=g, NUM_BUFFERS=nb, CONSUMER_REGS=regs, PV_IN_TURN=pv,
+                             WARP_RELEASE=wr))
         if variant == "ws_persistent":
             sched = [(8, True), (4, True), (16, True), (2, True), (8, False)]
             grid = [dict(c, GROUP_HEADS=gh, SNAKE=sn) for c in grid for gh, sn in sched]

@@ -109,6 +109,14 @@ def test_pipelined_kernels_keep_their_waits():
     assert len(re.findall(r"warp_group_dot_wait .*pendings = 1", ttgir)) == 2  # one per consumer replica
 
 
+def test_warp_release_drops_the_warpgroup_sync():
+    """WARP_RELEASE: every consumer thread arrives on the ring's empty barriers, no bar.sync before it."""
+    base = dict(C.configs_for(A.ws_pingpong.CONFIGS, 128)[0])
+    plain = build("ws_pingpong", config=base)[0].ptx
+    warp = build("ws_pingpong", config=dict(base, WARP_RELEASE=True))[0].ptx
+    assert warp.count("bar.sync") < plain.count("bar.sync")
+
+
 def test_persistent_grid_and_q_release():
     facts, launch = build("ws_persistent")
     assert launch.grid == (min(C.H200_SMS, 6 * 8),)  # 6 heads x cdiv(1000, 128) tiles

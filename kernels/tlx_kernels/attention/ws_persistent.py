@@ -25,7 +25,7 @@ import triton.language.extra.tlx as tlx
 
 from tlx_kernels.attention import common as C
 from tlx_kernels.attention import device as dev
-from tlx_kernels.attention.ws_pingpong import consume_tile, produce_tile
+from tlx_kernels.attention.ws_pingpong import consume_tile, empty_barriers, produce_tile
 
 
 @triton.jit
@@ -48,7 +48,8 @@ def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_s
                                    GROUP_HEADS, SNAKE, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
                                    STORE_LSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                    NUM_GROUPS: tl.constexpr, NUM_BUFFERS: tl.constexpr,
-                                   CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr):
+                                   CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr,
+                                   WARP_RELEASE: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
     TILE_M: tl.constexpr = NUM_GROUPS * BLOCK_M
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
@@ -58,9 +59,9 @@ def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_s
     q_full = tlx.alloc_barriers(NUM_GROUPS, arrive_count=1)
     q_empty = tlx.alloc_barriers(NUM_GROUPS, arrive_count=1)
     k_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
-    k_empty = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
+    k_empty = empty_barriers(NUM_BUFFERS, NUM_GROUPS, WARP_RELEASE)
     v_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
-    v_empty = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
+    v_empty = empty_barriers(NUM_BUFFERS, NUM_GROUPS, WARP_RELEASE)
 
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
@@ -114,6 +115,7 @@ def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_s
 _BASE = dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240, PV_IN_TURN=True)
 CONFIGS: list[dict[str, Any]] = [
     dict(_BASE, GROUP_HEADS=8, SNAKE=True),
+    dict(_BASE, WARP_RELEASE=True, GROUP_HEADS=8, SNAKE=True),
     dict(_BASE, GROUP_HEADS=4, SNAKE=True),
     dict(_BASE, GROUP_HEADS=16, SNAKE=False),
     dict(_BASE, PV_IN_TURN=False, GROUP_HEADS=8, SNAKE=True),

@@ -13,7 +13,9 @@ once on the first one's barrier at the start so consumer 0 goes first. Every con
 of turns per tile (``n_blocks + 1``), so the order never drifts.
 
 With ``PV_IN_TURN`` (default) a turn issues both ``S_j = Q K_j^T`` and ``O += P_{j-1} V_{j-1}``, as FA3 does;
-without it only ``S_j`` (the PV product is issued after the hand-over, as in Meta's Hopper tutorial).
+without it only ``S_j`` (the PV product is issued after the hand-over, as in Meta's Hopper tutorial). With
+``WARP_RELEASE`` every consumer thread arrives on the ring's "empty" barriers, which saves the warpgroup-wide
+``bar.sync`` that a single-thread arrive needs before it.
 
 :func:`produce_tile` and :func:`consume_tile` are the per-tile work of the two roles; the persistent kernel
 (:mod:`.ws_persistent`) calls them once per tile.
@@ -41,6 +43,17 @@ def _turn_begin(g: tl.constexpr):
 @triton.jit
 def _turn_end(g: tl.constexpr, NUM_GROUPS: tl.constexpr):
     tlx.named_barrier_arrive(9 + (g + 1) % NUM_GROUPS, 256)
+
+
+@triton.jit
+def empty_barriers(NUM_BUFFERS: tl.constexpr, NUM_GROUPS: tl.constexpr, WARP_RELEASE: tl.constexpr):
+    """The ring's "slot is free" barriers: one arrival per consumer warpgroup (one thread of it arrives after a
+    warpgroup-wide ``bar.sync``), or with ``WARP_RELEASE`` one per consumer thread (no ``bar.sync``)."""
+    if WARP_RELEASE:
+        bars = tlx.alloc_warp_barrier(NUM_BUFFERS, num_warps=4, num_arrivals=NUM_GROUPS)
+    else:
+        bars = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
+    return bars
 
 
 @triton.jit
@@ -139,16 +152,17 @@ def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empt
 def ws_pingpong_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_scale, S_q, S_kv, S_o, BH,
                                  HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr,
                                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
-                                 NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr):
+                                 NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr,
+                                 WARP_RELEASE: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
     k_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
     v_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
     q_full = tlx.alloc_barriers(NUM_GROUPS, arrive_count=1)
     k_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
-    k_empty = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
+    k_empty = empty_barriers(NUM_BUFFERS, NUM_GROUPS, WARP_RELEASE)
     v_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
-    v_empty = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
+    v_empty = empty_barriers(NUM_BUFFERS, NUM_GROUPS, WARP_RELEASE)
 
     bh = tl.program_id(1)
     pid_m = tl.program_id(0)
@@ -181,6 +195,7 @@ def ws_pingpong_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sca
 # First = default. BLOCK_M is the rows of one consumer warpgroup; a CTA holds NUM_GROUPS * BLOCK_M rows.
 CONFIGS: list[dict[str, Any]] = [
     dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240, PV_IN_TURN=True),
+    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240, PV_IN_TURN=True, WARP_RELEASE=True),
     dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240, PV_IN_TURN=False),
     dict(BLOCK_M=64, BLOCK_N=64, NUM_GROUPS=2, NUM_BUFFERS=3, CONSUMER_REGS=240, PV_IN_TURN=True),
     dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=3, CONSUMER_REGS=240, PV_IN_TURN=True),
