@@ -60,6 +60,16 @@ def test_tasks_replicas_warps_and_what_each_does():
     assert [o.bytes for o in copies] == [o.bytes for o in expects] == [8192, 32768, 8192]
 
 
+def test_the_model_serialises():
+    import json
+
+    _, model, _ = gemm_ws()
+    d = json.loads(json.dumps(model.to_dict()))
+    assert [t["name"] for t in d["tasks"]][0] == "the default task"
+    assert {b["name"]: b["bytes"] for b in d["buffers"]} == {"a": 6 * 64 * 64 * 2, "b": 3 * 64 * 256 * 2}
+    assert all(o["line"] for t in d["tasks"] for o in t["ops"])
+
+
 def test_the_run_follows_each_phase_sequence_and_the_bytes_of_every_phase():
     _, model, values = gemm_ws()
     trace = simulate(model, values)

@@ -38,11 +38,12 @@ from workbench.analyse.orchestration_ir import (
     parse_ttgir,
     walk,
 )
+from workbench.analyse.orchestration_ops import VIEW_OPS, SyncOp, classify, tma_operands
 from workbench.analyse.srcmap import same_file
 
-_VIEW_OPS = {"ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reinterpret",
-             "ttg.memdesc_subview", "ttg.memdesc_reshape"}
 _COUNT = re.compile(r"^%[\w.$#-]+\s*,\s*(-?\d+)")
+
+__all__ = ["BarrierSet", "BufferSet", "Orchestration", "SyncOp", "Task", "build_model", "classify", "tma_operands"]
 
 
 @dataclass
@@ -78,25 +79,6 @@ class BarrierSet:
     line: int | None
     count: int
     arrive_count: int
-
-
-@dataclass
-class SyncOp:
-    """One orchestration op of a task, as written (not per execution).
-
-    kind: wait, arrive, warp_arrive, expect, tma_load, cp_async, cp_commit, cp_wait, mma, mma_wait,
-    local_load, local_store, tma_store, store_wait, named_wait, named_arrive, tc_mma, tc_commit,
-    opaque (an op the model does not know that touches a buffer or barrier)."""
-
-    kind: str
-    line: int | None
-    barrier: int | None = None  # barrier set id
-    buffers: list[int] = field(default_factory=list)  # buffer set ids read or written
-    bytes: int | None = None  # expect-bytes, or the bytes a copy moves
-    count: int | None = None  # arrive count / pendings / named-barrier thread count
-    text: str = ""  # the user's source line
-    in_loop: bool = False  # inside an scf.for / scf.while of its task
-    op: Op | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -156,8 +138,9 @@ class Orchestration:
 
 
 class _LineMapper:
-    """An op's locations -> the user's line: the outermost location inside the kernel's own lines
-    (an inlined helper's op points at the kernel line that called it), else the first in the file."""
+    """An op's locations -> the user's line: the first location inside the kernel's own lines (an
+    op inlined from a helper defined elsewhere points at the kernel line that called it), else the
+    first location in the kernel's file."""
 
     def __init__(self, filename: str, first_line: int, n_lines: int, aliases: set[str]) -> None:
         self.files = {filename} | aliases
@@ -166,9 +149,7 @@ class _LineMapper:
     def __call__(self, op: Op) -> int | None:
         mine = [loc for loc in op.locs if any(same_file(loc.file, f) for f in self.files)]
         inside = [loc.line for loc in mine if self.lo <= loc.line <= self.hi]
-        if inside:
-            return inside[-1] if len(inside) > 1 and op.locs[0] not in mine else inside[0]
-        return mine[0].line if mine else None
+        return inside[0] if inside else mine[0].line if mine else None
 
 
 def _aliases(ttgir: str, filename: str) -> set[str]:
@@ -222,7 +203,7 @@ class _Builder:
         inits: dict[str, int] = {}
         views: dict[str, str] = {}
         for op in walk(body):
-            if op.name in _VIEW_OPS and op.operands and op.results:
+            if op.name in VIEW_OPS and op.operands and op.results:
                 views[op.results[0]] = views.get(op.operands[0], op.operands[0])
             elif op.name == "ttng.init_barrier" and op.operands:
                 m = _COUNT.match(op.body)
@@ -299,7 +280,7 @@ def _walk_task(region: Region, refs: dict[str, tuple[str, int]], stop_at_partiti
     includes ``default``, not the partitions. Views are scoped by region: MLIR reuses SSA names in
     sibling regions, so a name means what its nearest definition says."""
     for op in region.ops:
-        if op.name in _VIEW_OPS and op.operands and op.results:
+        if op.name in VIEW_OPS and op.operands and op.results:
             if op.operands[0] in refs:
                 refs[op.results[0]] = refs[op.operands[0]]
             else:
@@ -317,85 +298,3 @@ def _walk_task(region: Region, refs: dict[str, tuple[str, int]], stop_at_partiti
             for a in r.args:
                 inner.pop(a, None)
             yield from _walk_task(r, inner, stop_at_partitions, loop)
-
-
-def _set_of(refs, name: str, kind: str) -> int | None:
-    ref = refs.get(name)
-    return ref[1] if ref and ref[0] == kind else None
-
-
-def tma_operands(op: Op) -> list[str]:
-    """Operands after a ``%desc[...]`` coordinate list (TMA ops)."""
-    head = op.body.split(" : ", 1)[0]
-    tail = head.split("]", 1)[1] if "]" in head else head
-    return re.findall(r"%[\w.$-]+(?:#\d+)?", tail)
-
-
-def classify(op: Op, refs: dict[str, tuple[str, int]]) -> SyncOp | None:
-    """The SyncOp for an orchestration op (None for arithmetic, tensor and control-flow ops)."""
-    name, ops = op.name, op.operands
-    bar = (lambda i: _set_of(refs, ops[i], "bar") if len(ops) > i else None)
-    buf = (lambda i: _set_of(refs, ops[i], "buf") if len(ops) > i else None)
-    m = _COUNT.match(op.body)
-    count = int(m.group(1)) if m else None
-    if name == "ttng.wait_barrier":
-        return SyncOp("wait", None, barrier=bar(0), op=op)
-    if name == "ttng.arrive_barrier":
-        return SyncOp("arrive", None, barrier=bar(0), count=count or 1, op=op)
-    if name == "tlx.warp_barrier_arrive":
-        return SyncOp("warp_arrive", None, barrier=bar(0), count=count or 1, op=op)
-    if name == "ttng.barrier_expect":
-        return SyncOp("expect", None, barrier=bar(0), bytes=count, op=op)
-    if name == "ttng.async_tma_copy_global_to_local":
-        tail = tma_operands(op)
-        md = memdesc_type(op.result_type())
-        nbytes = _nbytes(md)
-        b = _set_of(refs, tail[0], "buf") if tail else None
-        br = _set_of(refs, tail[1], "bar") if len(tail) > 1 else None
-        return SyncOp("tma_load", None, barrier=br, buffers=[b] if b is not None else [], bytes=nbytes, op=op)
-    if name == "ttg.async_copy_global_to_local":
-        b = buf(1)
-        return SyncOp("cp_async", None, buffers=[b] if b is not None else [], op=op)
-    if name == "ttg.async_commit_group":
-        return SyncOp("cp_commit", None, op=op)
-    if name == "ttg.async_wait":
-        return SyncOp("cp_wait", None, count=op.attr_int("num") or 0, op=op)
-    if name == "ttng.warp_group_dot":
-        return SyncOp("mma", None, buffers=[b for b in (buf(0), buf(1)) if b is not None], op=op)
-    if name == "ttng.warp_group_dot_wait":
-        return SyncOp("mma_wait", None, count=op.attr_int("pendings") or 0, op=op)
-    if name == "ttg.local_load":
-        return SyncOp("local_load", None, buffers=[b] if (b := buf(0)) is not None else [], op=op)
-    if name == "ttg.local_store":
-        return SyncOp("local_store", None, buffers=[b] if (b := buf(1)) is not None else [], op=op)
-    if name == "ttng.async_tma_copy_local_to_global":
-        tail = tma_operands(op)
-        b = _set_of(refs, tail[0], "buf") if tail else None
-        return SyncOp("tma_store", None, buffers=[b] if b is not None else [], op=op)
-    if name in ("ttng.async_tma_store_wait", "ttng.async_tma_store_token_wait"):
-        return SyncOp("store_wait", None, count=op.attr_int("pendings") or 0, op=op)
-    if name in ("tlx.named_barrier_wait", "tlx.named_barrier_arrive"):
-        return SyncOp("named_wait" if name.endswith("wait") else "named_arrive", None, op=op)
-    if name.startswith("ttng.tc_gen5_mma"):
-        bars = [s for v in ops if (s := _set_of(refs, v, "bar")) is not None]
-        return SyncOp("tc_mma", None, barrier=bars[0] if bars else None,
-                      buffers=[b for b in (buf(0), buf(1)) if b is not None], op=op)
-    if name == "ttng.tc_gen5_commit":
-        return SyncOp("tc_commit", None, barrier=bar(0), op=op)
-    if name in ("ttng.init_barrier", "ttng.inval_barrier", "ttg.local_alloc", "ttng.fence_async_shared",
-                "ttg.warp_specialize"):
-        return None
-    touched_bars = [s for v in ops if (s := _set_of(refs, v, "bar")) is not None]
-    touched_bufs = [s for v in ops if (s := _set_of(refs, v, "buf")) is not None]
-    if touched_bars or touched_bufs:
-        return SyncOp("opaque", None, barrier=touched_bars[0] if touched_bars else None, buffers=touched_bufs, op=op)
-    return None
-
-
-def _nbytes(md) -> int | None:
-    if md is None:
-        return None
-    n = 1
-    for d in md[0]:
-        n *= d
-    return n * element_bytes(md[1])
