@@ -73,6 +73,7 @@ from workbench.measure import bench
 GPU = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9  # Hopper: run; else compile
 GEMM_DTYPE, FA_DTYPE = torch.float16, torch.bfloat16  # the Hopper GEMM tutorials write fp16 output
 ROWS_PATH = os.environ.get("META_TUTORIALS_ROWS")  # where bench/meta_tutorials.py reads the rows
+TLX_FLAGS = os.environ.get("META_TUTORIALS_TLX_FLAGS", "")  # more %%tlx options (e.g. --no-isolate)
 ENV = {"device": torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU (compile only)",
        "gpu_run": GPU, "torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
        "tutorials": str(meta.tutorial_dir())}
@@ -112,7 +113,9 @@ def record(tutorial, kind, shape, var):
         t, r, md = m.get("timing") or {}, m.get("reference") or {}, rep.metadata
         consts = {a["name"]: a.get("value") for a in run.get("arguments", []) if a.get("kind") == "constexpr"}
         row.update(kernel=rep.name, mode=run.get("mode"), ran=run.get("ran"), grid=run.get("grid"), config=consts,
-                   check=check.get("status"), check_message=check.get("message"),
+                   isolation=(run.get("isolation") or {}).get("mode"), check=check.get("status"),
+                   check_fresh=(check.get("fresh") or {}).get("status"),
+                   check_after_bench=(check.get("after_bench") or {}).get("status"), check_message=check.get("message"),
                    max_abs_err=check.get("max_abs_err"), max_rel_err=check.get("max_rel_err"),
                    median_ms=t.get("median_ms"), tflops=t.get("tflops"), stable=t.get("stable"),
                    ref_median_ms=r.get("median_ms"), ref_tflops=r.get("tflops"), ratio_vs_ref=m.get("ratio"),
@@ -175,22 +178,24 @@ def tutorial_cells(name: str, kind: str, shape: tuple) -> tuple[str, str]:
 
     host = HOSTS[name]
     if kind == "gemm":
-        opts = (f'--check "c: ref" --atol 1e-2 --rtol 1e-2 --bench --bench-ref "torch.matmul(a, b)" '
-                f'--flops "2*{shape[0]}*{shape[1]}*{shape[2]}"')
+        opts = (f'--check "c: meta.reference(\'gemm\', a, b)" --atol 1e-2 --rtol 1e-2 --bench '
+                f'--bench-ref "torch.matmul(a, b)" --flops "2*{shape[0]}*{shape[1]}*{shape[2]}"')
         config = f', config=meta.host_config("{name}")' if host.pass_config else ""
-        prep = [f'a, b = meta.inputs("gemm", {shape}, GEMM_DTYPE)', 'ref = meta.reference("gemm", a, b)']
+        prep = [f'a, b = meta.inputs("gemm", {shape}, GEMM_DTYPE)']
         call = f"c = mod.{host.function}(a, b{config})"
         cpu = f'meta.case("{name}", shape={shape}).compile()'
     else:
-        opts = (f'--check "o: ref" --atol 1e-2 --rtol 1e-2 --bench --bench-ref "meta.baseline(\'attention\', q, k, v)" '
+        opts = (f'--check "o: meta.reference(\'attention\', q, k, v)" --atol 1e-2 --rtol 1e-2 --bench '
+                f'--bench-ref "meta.baseline(\'attention\', q, k, v)" '
                 f'--flops "4*{shape[0]}*{shape[1]}*{shape[2]}*{shape[2]}*{shape[3]}"')
-        prep = [f'q, k, v = meta.inputs("attention", {shape}, FA_DTYPE)', 'ref = meta.reference("attention", q, k, v)']
+        prep = [f'q, k, v = meta.inputs("attention", {shape}, FA_DTYPE)']
         call = f"o = mod.{host.function}(q, k, v, meta.SM_SCALE)"
         cpu = f'meta.case("{name}", shape={shape}, dtype=FA_DTYPE).compile()'
     plain = [f'mod = meta.load("{name}")  # Meta\'s file from the wheel, unmodified',
-             "if GPU:  # inputs, fp32 reference, a first call (autotuning, if the tutorial tunes, happens here)",
+             "if GPU:  # inputs and a first call: the tutorial's own autotuning (if it tunes) runs here",
              *("    " + x for x in prep), "    " + call]
-    tlx = [f"%%tlx {opts} -o {var_name(name, shape)}", "if GPU:", f"    {call}  # the tutorial's own host function",
+    tlx = [f"%%tlx {{TLX_FLAGS}} {opts} -o {var_name(name, shape)}", "if GPU:",
+           f"    {call}  # the tutorial's own host function",
            "else:  # no Hopper GPU: compile its kernel with one of its own autotune configs", "    " + cpu]
     return "\n".join(plain), "\n".join(tlx)
 
@@ -308,6 +313,9 @@ def main() -> int:
     ap.add_argument("--write-notebook", action="store_true", help=f"regenerate {NOTEBOOK.relative_to(ROOT)}")
     ap.add_argument("--cell-timeout", type=int, default=120, help="seconds per cell (default 120)")
     ap.add_argument("--executed", default=None, help="where to save the executed notebook")
+    ap.add_argument("--tlx-flags", default=None,
+                    help="more options on every %%%%tlx line, e.g. --tlx-flags=--no-isolate (launch in the notebook's "
+                         "process instead of the isolated worker)")
     ap.add_argument("--json", default=None,
                     help="results JSON (default bench/results/meta-tutorials-<device>-<date>.json)")
     args = ap.parse_args()
@@ -320,6 +328,8 @@ def main() -> int:
         return 0
     import nbformat
 
+    if args.tlx_flags:
+        os.environ["META_TUTORIALS_TLX_FLAGS"] = args.tlx_flags
     rows_path = Path(tempfile.mkdtemp(prefix="meta-tutorials-")) / "rows.json"
     nb, seconds, stopped = execute(NOTEBOOK, args.cell_timeout, rows_path)
     out_dir = Path(os.environ.get("WB_OUT") or tempfile.mkdtemp(prefix="meta-tutorials-nb-"))
@@ -344,7 +354,8 @@ def main() -> int:
         "command": " ".join(["python", "bench/meta_tutorials.py", *sys.argv[1:]]),
         "notebook": str(NOTEBOOK.relative_to(ROOT)), "executed_notebook": str(executed),
         "executed_notebook_bytes": executed.stat().st_size, "seconds": round(seconds, 1), "ok": ok,
-        "stopped": stopped, "tutorials": env.get("tutorials"), "cells": cells, "rows": rows,
+        "stopped": stopped, "tlx_flags": os.environ.get("META_TUTORIALS_TLX_FLAGS", ""),
+        "tutorials": env.get("tutorials"), "cells": cells, "rows": rows,
     }, indent=1, default=str))
     print_table(rows)
     print(f"{'OK' if ok else 'NOT OK'}: {len(tutorial_rows)} tutorial cells, {seconds:.0f} s; executed notebook "
