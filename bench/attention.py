@@ -5,7 +5,7 @@
     python3 bench/attention.py --sweep --budget-s 240   # every candidate config per variant, 4 main shapes
     python3 bench/attention.py --from-sweep latest      # the bench, also trying each variant's swept best
 
-Every GPU step runs in a worker (this file with ``--worker``), so a config that hangs or faults is recorded
+Every GPU step runs in a worker process (bench/attention_worker.py), so a config that hangs or faults is recorded
 and the run goes on. First a preflight: each (variant, config, head dim, causal) is compiled and checked
 against the fp32 reference at B2 H8 S1040 (tails; NaN-poisoned output), ``--workers`` at a time. Then one
 worker, per shape: torch SDPA with each backend that runs (FLASH, CUDNN, EFFICIENT; the first shape after
@@ -27,7 +27,6 @@ import itertools
 import json
 import os
 import queue
-import subprocess
 import sys
 import threading
 import time
@@ -36,14 +35,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
+sys.path.insert(0, str(ROOT / "bench"))
 
-META = {  # name -> tutorial file in the triton-utlx wheel (tlx/tutorials/)
-    "meta_ws": "hopper_fa_ws.py",
-    "meta_ws_pipelined": "hopper_fa_ws_pipelined.py",
-    "meta_pingpong": "hopper_fa_ws_pipelined_pingpong.py",
-    "meta_pingpong_persistent": "hopper_fa_ws_pipelined_pingpong_persistent.py",
-}
-BACKENDS = ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION")
+from attention_worker import BACKENDS, META, Child, cname, item_name  # noqa: E402
+
 PER_VARIANT = {"triton_baseline": 2, "ws": 1, "ws_pipelined": 1, "ws_pingpong": 2, "ws_persistent": 3}
 PREFLIGHT = (2, 8, 1040)  # B, H, S: 1040 = 8 x 128 + 16 (tails), ints specialised like the bench shapes
 SWEEP_SHAPES = [(4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (4, 32, 4096, 64, False),
@@ -54,221 +49,6 @@ TARGETS = [((4, 32, 4096, 128, False), "sdpa", 1.10), ((4, 32, 4096, 128, False)
 
 def log(*a: Any) -> None:
     print(*a, flush=True)
-
-
-def cname(cfg: dict | None) -> str:
-    from tlx_kernels.attention.common import config_name
-
-    return config_name(cfg) if cfg else "-"
-
-
-# ------------------------------------------------------------------------------------------------
-# worker: one JSON job per stdin line; prints BEGIN/ROW lines and one DONE line per job
-# ------------------------------------------------------------------------------------------------
-
-_inputs: dict = {}
-_meta_mods: dict = {}
-
-
-def emit(tag: str, obj: Any) -> None:
-    print(f"{tag} {json.dumps(obj, default=str)}", flush=True)
-
-
-def inputs(shape, dtype: str, seed: int = 0):
-    import torch
-
-    key = (tuple(shape), dtype, seed)
-    if key not in _inputs:
-        _inputs.clear()  # one problem at a time keeps memory bounded
-        B, H, S, D = shape[:4]
-        g = torch.Generator(device="cuda").manual_seed(seed)
-        dt_ = torch.bfloat16 if dtype == "bf16" else torch.float16
-        _inputs[key] = tuple(torch.randn(B, H, S, D, device="cuda", dtype=dt_, generator=g) for _ in range(3))
-    return _inputs[key]
-
-
-def error(out, q, k, v, causal: bool) -> float:
-    """rel err against the fp32 reference on the first and the last head (the whole output must be finite)."""
-    import torch
-    from tlx_kernels.attention import common as C
-
-    if not torch.isfinite(out).all():
-        return float("inf")
-    B, H = q.shape[:2]
-    errs = []
-    for b, h in {(0, 0), (B - 1, H - 1)}:
-        sl = (slice(b, b + 1), slice(h, h + 1))
-        errs.append(C.rel_err(out[sl], C.reference(q[sl], k[sl], v[sl], causal)))
-    return max(errs)
-
-
-def timed(fn, rep_ms: int) -> float:
-    import triton.testing as tt
-
-    return float(tt.do_bench(fn, warmup=max(5, rep_ms // 4), rep=rep_ms, return_mode="median"))
-
-
-def job_items(job: dict):
-    """(item name, callable giving (output, launch fn)) for each item of a job."""
-    import torch
-
-    shape, causal = job["shape"], bool(job["shape"][4])
-    q, k, v = inputs(shape, job["dtype"])
-    if job["op"] == "sdpa":
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-
-        for b in job["items"]:
-            def run(b=b):
-                with sdpa_kernel(getattr(SDPBackend, b)):
-                    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-            yield b, lambda run=run: (run(), run)
-    elif job["op"] == "ours":
-        from tlx_kernels import attention as A
-
-        for variant, cfg in job["items"]:
-            def make(variant=variant, cfg=cfg):
-                launch = A.MODULES[variant].prepare(q, k, v, causal, cfg, out=torch.full_like(q, float("nan")))
-                launch.run()
-                return launch.out, launch.run
-            yield f"{variant}:{cname(cfg)}", make
-    elif job["op"] == "meta":
-        for name in job["items"]:
-            def make(name=name):
-                mod = meta_module(name)
-                scale = 1.0 / shape[3] ** 0.5
-                return mod.attention(q, k, v, scale), lambda: mod.attention(q, k, v, scale)
-            yield name, make
-
-
-def meta_module(name: str):
-    if name not in _meta_mods:
-        import importlib.util
-
-        import tlx
-
-        path = Path(tlx.__file__).parent / "tutorials" / META[name]
-        spec = importlib.util.spec_from_file_location(f"meta_{name}", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        _meta_mods[name] = mod
-    return _meta_mods[name]
-
-
-def run_job(job: dict) -> None:
-    import torch
-
-    if job["op"] == "warm":
-        q, k, v = inputs((4, 32, 4096, 128), "bf16", 99)
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < job["seconds"]:
-            torch.nn.functional.scaled_dot_product_attention(q, k, v)
-            torch.cuda.synchronize()
-        return
-    q, k, v = inputs(job["shape"], job["dtype"])
-    tol = 2e-2 if job["dtype"] == "bf16" else 1e-2
-    for name, make in job_items(job):
-        emit("BEGIN", {"item": name})
-        row = {"item": name, "ms": None, "error": None, "rel_err": None}
-        try:
-            out, fn = make()
-            torch.cuda.synchronize()
-            row["rel_err"] = err = error(out, q, k, v, bool(job["shape"][4]))
-            if not err < tol and job["op"] != "sdpa":
-                raise AssertionError(f"wrong result: rel err {err:.3g} >= {tol}")
-            if job.get("rep_ms"):
-                row["ms"] = timed(fn, job["rep_ms"])
-        except Exception as e:  # recorded, not fatal; a broken CUDA context ends the worker
-            row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"
-            try:
-                torch.cuda.synchronize()
-            except Exception:
-                emit("ROW", row)
-                emit("FATAL", {"item": name})
-                sys.exit(3)
-        emit("ROW", row)
-
-
-def worker_main() -> int:
-    for line in sys.stdin:
-        job = json.loads(line)
-        if job["op"] == "exit":
-            return 0
-        try:
-            run_job(job)
-        except Exception as e:  # job-level failure (inputs, import): report and go on
-            emit("ROW", {"item": "-", "ms": None, "error": f"{type(e).__name__}: {e}"[:300]})
-        emit("DONE", {})
-    return 0
-
-
-# ------------------------------------------------------------------------------------------------
-# parent: workers with timeouts
-# ------------------------------------------------------------------------------------------------
-
-
-class Child:
-    """A worker process; ``run(job, items)`` yields rows, kills the worker on a hang (``timeout_s`` without
-    output) or sees it crash, and then reports the running item as failed and goes on in a fresh worker."""
-
-    def __init__(self, timeout_s: float) -> None:
-        self.timeout_s, self.p, self.q = timeout_s, None, None
-
-    def _start(self) -> None:
-        self.p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker"], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True, bufsize=1, cwd=ROOT)
-        self.q = queue.Queue()
-        threading.Thread(target=lambda p=self.p, q=self.q: [q.put(ln) for ln in p.stdout] + [q.put(None)],
-                         daemon=True).start()
-
-    def kill(self) -> None:
-        if self.p is not None:
-            self.p.kill()
-            self.p.wait()
-        self.p = None
-
-    def run(self, job: dict) -> list[dict]:
-        items, rows = list(job.get("items", [])), []
-        while True:
-            if self.p is None or self.p.poll() is not None:
-                self._start()
-            self.p.stdin.write(json.dumps(dict(job, items=items)) + "\n")
-            self.p.stdin.flush()
-            current, before = None, len(rows)
-            while True:
-                try:
-                    line = self.q.get(timeout=self.timeout_s)
-                except queue.Empty:
-                    line, why = None, f"timeout: no progress in {self.timeout_s:.0f} s (hang?)"
-                else:
-                    why = "worker died (crash or broken CUDA context)"
-                if line is None:
-                    self.kill()
-                    if current is not None and current not in {r["item"] for r in rows}:
-                        rows.append({"item": current, "ms": None, "error": why})
-                    break
-                tag, _, body = line.partition(" ")
-                if tag == "BEGIN":
-                    current = json.loads(body)["item"]
-                elif tag == "ROW":
-                    rows.append(json.loads(body))
-                elif tag == "DONE":
-                    return rows
-            finished = {r["item"] for r in rows}
-            items = [it for it in items if item_name(job["op"], it) not in finished]
-            if len(rows) == before:  # died before any item: give up on this job
-                return rows + [{"item": item_name(job["op"], it), "ms": None, "error": why} for it in items]
-            if not items or job["op"] == "warm":
-                return rows
-
-    def close(self) -> None:
-        if self.p is not None and self.p.poll() is None:
-            self.p.stdin.write('{"op": "exit"}\n')
-            self.p.stdin.flush()
-            self.p.wait(timeout=30)
-
-
-def item_name(op: str, item) -> str:
-    return f"{item[0]}:{cname(item[1])}" if op == "ours" else item
 
 
 # ------------------------------------------------------------------------------------------------
@@ -336,9 +116,14 @@ def plan_ours(shape, args, swept: dict) -> list[list]:
     return items
 
 
-def preflight(items_by_case: dict, args) -> set[str]:
-    """Compile and check every (case, item) in parallel workers; the set of '<case>|<item>' that passed."""
+def preflight(items_by_case: dict, args, meta_dims: tuple = ()) -> set[str]:
+    """Compile and check every (case, item) in parallel workers; the set of '<case>|<item>' that passed. Meta's
+    kernels are compiled too (non-causal, head dims ``meta_dims``), so that the timing phase finds them cached."""
     jobs: queue.Queue = queue.Queue()
+    for D in meta_dims:
+        for name in META:
+            jobs.put(dict(op="meta", shape=[PREFLIGHT[0], PREFLIGHT[1], 1024, D, False], dtype=args.dtype,
+                          items=[name]))
     for (D, causal), items in items_by_case.items():
         for i in range(0, len(items), 2):
             jobs.put(dict(op="ours", shape=[*PREFLIGHT, D, causal], dtype=args.dtype, items=items[i:i + 2]))
@@ -356,6 +141,8 @@ def preflight(items_by_case: dict, args) -> set[str]:
                     case = f"{job['shape'][3]}-{job['shape'][4]}"
                     if r["error"] is None:
                         ok.add(f"{case}|{r['item']}")
+                    elif job["op"] == "meta":
+                        log(f"  preflight D{job['shape'][3]} {r['item']} (Meta's, not ours): {r['error']}")
                     else:
                         log(f"  preflight D{job['shape'][3]} causal={job['shape'][4]} {r['item']}: {r['error']}")
         child.close()
@@ -365,7 +152,8 @@ def preflight(items_by_case: dict, args) -> set[str]:
         t.start()
     for t in threads:
         t.join()
-    log(f"  preflight: {len(ok)}/{sum(len(v) for v in items_by_case.values())} ok")
+    ours = [k for k in ok if not k.split("|")[1].startswith("meta_")]
+    log(f"  preflight: {len(ours)}/{sum(len(v) for v in items_by_case.values())} of ours ok")
     return ok
 
 
@@ -502,7 +290,8 @@ def bench_main(args, info: dict) -> dict:
         case = by_case.setdefault((s[3], bool(s[4])), [])
         case += [it for it in items if it not in case]
     log("preflight (compile + check at B2 H8 S1040):")
-    ok = preflight(by_case, args)
+    meta_dims = () if args.no_meta else tuple(sorted({s[3] for s in shapes if not s[4]}))
+    ok = preflight(by_case, args, meta_dims)
     child, recs = Child(args.job_timeout), []
     for i, s in enumerate(shapes):
         items = [it for it in plans[tuple(s)] if f"{s[3]}-{bool(s[4])}|{item_name('ours', it)}" in ok]
@@ -588,7 +377,6 @@ def parse_shape(text: str) -> tuple:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--quick", action="store_true", help="the two B4 H32 S4096 D128 shapes")
     ap.add_argument("--sweep", action="store_true", help="time every candidate config (see --budget-s)")
     ap.add_argument("--budget-s", type=float, default=240.0, help="sweep: stop starting candidates after this")
@@ -606,8 +394,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--job-timeout", type=float, default=45.0, help="timing: seconds without progress")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    if args.worker:
-        return worker_main()
     import torch
 
     if not torch.cuda.is_available():
