@@ -138,6 +138,17 @@ def test_check_ran_on_a_gpu_or_says_why_not(bundles, has_gpu):
     assert {c["status"] for c in checks} == ({"passed"} if has_gpu else {"skipped"})
 
 
+@pytest.mark.gpu
+def test_on_a_gpu_the_autotuned_kernel_runs_and_its_output_checks_out(bundles, has_gpu):
+    if not has_gpu:
+        pytest.skip("needs a CUDA GPU")
+    reports, _ = bundles
+    runs = [r for b in reports for r in b[MIME_TYPE]["runs"]]
+    assert any(r["mode"] == "gpu" and r["ran"] for r in runs)
+    [check] = [c for r in runs for c in r["checks"]]
+    assert check["status"] == "passed", check  # the worse of the cell's own run and the fresh-input re-run
+
+
 def _bench_module():
     import importlib.util
     from pathlib import Path
