@@ -349,6 +349,11 @@ class Capture:
             self._remember_interpreted(entry, kernel, args, kwargs, grid, bound)
         else:
             result = entry.artifact.compiled
+            if self.sanitize and not self.sanitized:
+                self.sanitized.add("")  # said once per cell
+                self.diagnostics.append({"severity": "info", "source": "run", "line": None, "col": None, "hint": None,
+                                         "message": f"--sanitize {self.sanitize}: nothing was sanitized, nothing "
+                                                    f"ran on a GPU ({reason})"})
         run["elapsed_ms"] = (time.perf_counter() - t0) * 1e3
         return result
 

@@ -74,14 +74,20 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
     """Launch on the GPU; returns what ``kernel[grid](...)`` returns (the CompiledKernel)."""
     key = entry.artifact.key
     timing = cap.benchmarking and isolate.completed(key)
+    sanitize = bool(cap.sanitize) and key not in cap.sanitized and jit_compile is not None and not cap.benchmarking
+    names, consts, values = launch_values(kernel, bound)
+    g3 = _grid3(grid)
     if not cap.isolate or jit_compile is None or timing:
         why = ("--no-isolate" if not cap.isolate else "a timed launch of a kernel that completed in the worker"
                if timing else "no JIT compile hook")
+        if sanitize:
+            cap.sanitized.add(key)
+            with cap.suspend():
+                compiled = jit_compile(None)
+            _sanitize(cap, entry, kernel, compiled, jit_compile, (names, consts, values), g3, run, hung=False)
         return _in_process(cap, entry, run, real, why, record=not cap.benchmarking)
     with cap.suspend():
         compiled = jit_compile(None)
-    names, consts, values = launch_values(kernel, bound)
-    g3 = _grid3(grid)
     try:
         out = isolate.launch(compiled, names, consts, values, g3, key=key, timeout_s=cap.timeout)
     except UnsendableArgument as e:
@@ -89,9 +95,10 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
                                 "message": isolate.unsendable(e), "hint": None})
         return _in_process(cap, entry, run, real, str(e), record=not cap.benchmarking)
     run["isolation"] = isolate.record(out)
-    if cap.sanitize and key not in cap.sanitized:
+    if sanitize:
         cap.sanitized.add(key)
-        _sanitize(cap, entry, kernel, compiled, jit_compile, (names, consts, values), g3, run)
+        hung = out.status == "timeout" and out.phase == "run"
+        _sanitize(cap, entry, kernel, compiled, jit_compile, (names, consts, values), g3, run, hung=hung)
     if not out.ok:
         findings = isolate.static_findings(entry.artifact, kernel)
         raise isolate.failure_error(out, name=entry.name, grid=grid, findings=findings, timeline=cap.timeline,
@@ -141,17 +148,26 @@ def _remember(cap: Any, entry: Any, again: Callable[[], None], values: list[Any]
 
 def _sanitize(cap: Any, entry: Any, kernel: Any, compiled: Any, jit_compile: Callable[[str | None], Any],
               launch: tuple[list[str], list[bool], list[Any]], grid: tuple[int, int, int],
-              run: dict[str, Any]) -> None:
+              run: dict[str, Any], hung: bool) -> None:
     from workbench.run import sanitize
+    from workbench.run.sanitize_findings import source_of
 
     tool = cap.sanitize
+    if hung and tool != "consan":  # it would hang under the sanitizer too, for minutes
+        entry.sanitizer_findings = [{
+            "rule": f"{tool}-not-run", "severity": "info", "line": None, "source": source_of(tool), "related": [],
+            "message": f"{tool}: not run, the kernel hung (it would hang under the sanitizer too)",
+            "hint": "--sanitize consan reports a deadlock at the waiting line instead of hanging"}]
+        run["sanitizer"] = {"tool": tool, "status": "skipped", "reason": "the kernel hung"}
+        return
     try:
         if tool == "consan":
             with cap.suspend():
                 compiled = jit_compile("consan")
         static = isolate.static_findings(entry.artifact, kernel)
         same = tool != "consan" and (cap.device.arch or "").rstrip("a") == str(entry.artifact.target).rstrip("a")
-        res = sanitize.run(tool, compiled, *launch, grid, artifact=entry.artifact, static=static, same_device=same)
+        res = sanitize.run(tool, compiled, *launch, grid, artifact=entry.artifact, static=static, same_device=same,
+                           timeout_s=60.0 if hung else None)
     except Exception as e:  # a diagnostic run: its own failure is reported, never raised
         res = {"record": {"tool": tool, "status": "error", "reason": f"{type(e).__name__}: {e}"}, "findings": []}
     entry.sanitizer_findings = list(res["findings"])

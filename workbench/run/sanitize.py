@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.run.protocol import Encoder, kernel_ref
-from workbench.run.sanitize_findings import clean_finding, to_findings
+from workbench.run.sanitize_findings import clean_finding, source_of, to_findings
 from workbench.run.sanitize_report import parse_consan, parse_sanitizer, records_to_dicts, summary_counts
 from workbench.run.watchdog import Worker
 
@@ -31,8 +31,8 @@ __all__ = ["COMPUTE_SANITIZER_TOOLS", "TOOLS", "run", "sanitizer_path"]
 COMPUTE_SANITIZER_TOOLS = ("racecheck", "synccheck", "memcheck", "initcheck")
 TOOLS = (*COMPUTE_SANITIZER_TOOLS, "consan")
 DEFAULT_PATH = "/usr/local/cuda/bin/compute-sanitizer"
-SANITIZED_TIMEOUT_S = 120.0  # a sanitized kernel runs 10-1000x slower
-SETUP_S = 180.0  # python + torch + a CUDA context, under the sanitizer
+SANITIZED_TIMEOUT_S = float(os.environ.get("TLX_WORKBENCH_SANITIZE_TIMEOUT_S", "120"))  # runs 10-1000x slower
+SETUP_S = float(os.environ.get("TLX_WORKBENCH_SANITIZE_SETUP_S", "180"))  # python, torch, a CUDA context, sanitized
 RAW_LIMIT = 8000
 
 
@@ -113,7 +113,7 @@ def _result(tool: str, record: dict[str, Any], out: Any, tool_text: str, program
     findings = to_findings(records, tool, artifact, same_device=same_device, static=static)
     ran = out.status in ("ok", "fault", "died") or (out.status == "error" and out.phase == "run")
     if out.status == "timeout":
-        findings.append({"rule": f"{tool}-timeout", "severity": "warning", "line": None, "source": tool,
+        findings.append({"rule": f"{tool}-timeout", "severity": "warning", "line": None, "source": source_of(tool),
                          "message": f"{tool}: the sanitized launch did not finish within {out.timeout_s:.3g} s "
                                     f"({out.phase}); it was stopped", "related": [],
                          "hint": "a kernel that hangs hangs under the sanitizer too (ConSan reports a deadlock "
@@ -121,7 +121,7 @@ def _result(tool: str, record: dict[str, Any], out: Any, tool_text: str, program
     elif not findings and ran:
         findings.append(clean_finding(tool, f"launch {out.status}"))
     elif not findings:
-        findings.append({"rule": f"{tool}-not-run", "severity": "warning", "line": None, "source": tool,
+        findings.append({"rule": f"{tool}-not-run", "severity": "warning", "line": None, "source": source_of(tool),
                          "message": f"{tool}: the sanitized launch did not run: {out.message}", "related": [],
                          "hint": None})
     raw = tool_text if tool != "consan" else program

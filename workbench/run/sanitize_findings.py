@@ -21,7 +21,7 @@ from typing import Any
 
 from workbench.run.sanitize_report import Access, Record
 
-__all__ = ["to_findings"]
+__all__ = ["clean_finding", "source_of", "to_findings"]
 
 _SASS_OFFSET = re.compile(r"/\*([0-9a-f]{4,})\*/")
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.(\S+?),")
@@ -183,11 +183,16 @@ def to_findings(records: list[Record], tool: str, artifact: Any, *, same_device:
             f = {"severity": "error" if rec.severity == "error" else "warning", "line": first,
                  "message": f"{tool}: {rec.headline}{_where(rec)}", "hint": None}
         f.setdefault("rule", f"{tool}-{rec.kind}")
-        f["source"] = f"{tool}" if tool == "consan" else f"compute-sanitizer {tool}"
+        f["source"] = source_of(tool)
         f["related"] = [{"line": ln, "message": f"{(a.role or 'access').lower()} access"}
                         for a, ln in zip(rec.accesses, lines) if ln is not None and ln != f["line"]]
         out.append(f)
     return out
+
+
+def source_of(tool: str) -> str:
+    """What a sanitizer finding says produced it."""
+    return "consan" if tool == "consan" else f"compute-sanitizer {tool}"
 
 
 def clean_finding(tool: str, detail: str) -> dict[str, Any]:
@@ -197,5 +202,5 @@ def clean_finding(tool: str, detail: str) -> dict[str, Any]:
               "memcheck": "memcheck checks global/shared/local accesses of this launch with these inputs",
               "initcheck": "initcheck checks reads of uninitialised global memory",
               "consan": "ConSan checks shared-memory and barrier ordering between the tasks that ran"}
-    return {"rule": f"{tool}-clean", "severity": "info", "line": None, "source": tool,
+    return {"rule": f"{tool}-clean", "severity": "info", "line": None, "source": source_of(tool),
             "message": f"{tool}: nothing reported ({detail})", "hint": limits.get(tool), "related": []}
