@@ -1,37 +1,107 @@
-"""Helpers of ``tutorials/01-producer-consumer-gemm.ipynb``: what changed between two steps.
+"""Helpers of ``tutorials/01-producer-consumer-gemm.ipynb``, whose kernels are written in its ``%%tlx`` cells.
 
-Everything here works without a GPU (the compiler facts are real on a CPU); measured numbers appear
-only when the ``%%tlx --bench`` / ``--timeline`` cell ran on a GPU, otherwise the helpers say what a
-reader with one would see.
+- host side of a step: :func:`output` (a NaN-filled output, so a tile no CTA writes fails the check),
+  :func:`tma_args` (TMA descriptors and sizes), :func:`tiles_grid` / :func:`persistent_grid`;
+- what a step changed: :func:`facts` (compiler facts of a Report or Artifact), :func:`show_step`,
+  :func:`summary_table`;
+- :func:`knobs`: ipywidgets controls that re-run a step with another stage count, tile or register
+  budget and add a row to a table (compiler facts always; TFLOP/s and a check on a GPU).
+
+Everything works without a GPU (the compiler facts are real on a CPU). Nothing here imports the
+workbench or ipywidgets at import time: the library stays free of both (tests/kernels checks it).
 """
 
 from __future__ import annotations
 
-import difflib
-import inspect
+import html
+import math
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["code_diff", "facts", "measured", "show_step", "summary_table", "verify"]
+from tlx_kernels.gemm import common as C
+
+__all__ = [
+    "ATOL",
+    "RTOL",
+    "Knobs",
+    "facts",
+    "knobs",
+    "measured",
+    "output",
+    "persistent_grid",
+    "show_step",
+    "summary_table",
+    "tiles_grid",
+    "tma_args",
+]
+
+# Tolerances of the tutorial's checks (fp32 accumulation, fp16/bf16 output; K up to 8192, values ~sqrt(K)):
+# cuBLAS and our kernels sum in different orders, so outputs near zero differ by more than a relative bound.
+ATOL, RTOL = 0.1, 0.01
+
+# ------------------------------------------------------------------------------------------------
+# host side of a step
+# ------------------------------------------------------------------------------------------------
+
+
+def output(a: Any, b: Any) -> Any:
+    """An ``M x N`` output for ``a @ b`` (TMA-storable), filled with NaN: a tile nothing writes fails a check."""
+    return C.empty_out(a.shape[0], b.shape[1], a.dtype, a.device, fill=float("nan"))
+
+
+def tma_args(a: Any, b: Any, c: Any, a_block: Sequence[int], b_block: Sequence[int],
+             c_block: Sequence[int]) -> tuple[Any, ...]:
+    """``(a_desc, b_desc, c_desc, M, N, K)``: host TMA descriptors of row-major A, B, C with these block shapes."""
+    return (C.descriptor(a, a_block), C.descriptor(b, b_block), C.descriptor(c, c_block),
+            a.shape[0], b.shape[1], a.shape[1])
+
+
+def tiles_grid(M: int, N: int, BM: int, BN: int) -> tuple[int]:
+    """One CTA per output tile."""
+    return (math.ceil(M / BM) * math.ceil(N / BN),)
+
+
+def persistent_grid(M: int, N: int, BM: int, BN: int, device: Any = None) -> tuple[int]:
+    """One CTA per SM (132 on an H100/H200 when there is no GPU), never more CTAs than tiles."""
+    return (max(1, min(tiles_grid(M, N, BM, BN)[0], C.num_sms(device))),)
+
+
+# ------------------------------------------------------------------------------------------------
+# what a step changed
+# ------------------------------------------------------------------------------------------------
+
+_MAXNREG = re.compile(r"setmaxnreg\.(\w+)\.sync\.aligned\.u32\s+(\d+)")
+_PTXAS_WARNING = re.compile(r"\((C\d+)\)\s*([^\n]+)")
 
 
 def _artifact(report: Any) -> Any:
-    return getattr(report, "artifact", report)
+    return getattr(report, "artifact", None) or report
 
 
 def _acc_layout(art: Any) -> str:
-    for v in getattr(getattr(art, "layouts", None), "values", None) or []:
-        if getattr(v, "name", None) == "acc" and getattr(v, "kind", "tensor") == "tensor":
-            return str(v.layout)
     m = re.search(r"#ttg\.nvidia_mma<\{[^}]*\}>", art.stages.get("ttgir", ""))
     return m.group(0) if m else "-"
 
 
-_MAXNREG = re.compile(r"setmaxnreg\.(\w+)\.sync\.aligned\.u32\s+(\d+)")
+def _budgets(md: Any) -> str:
+    """The roles' warps and register budgets from the compile's task metadata (setmaxnreg), or '-'."""
+    tasks = (md.to_dict() if hasattr(md, "to_dict") else dict(md)).get("tasks") or []
+    parts = []
+    for t in tasks:
+        role = "producer" if t.get("partition") is None else f"consumer.{t['partition']}"
+        parts.append(f"{role} {t.get('num_warps')}w/{t.get('registers')}r")
+    return ", ".join(parts) or "-"
+
+
+def ptxas_warnings(art: Any) -> list[str]:
+    """ptxas's numbered remarks, e.g. '(C7507) ... setmaxnreg ignored ...' for a budget below what the code needs."""
+    extra = getattr(art.metadata, "extra", None) or {}
+    return [f"{code} {text.strip()}" for code, text in _PTXAS_WARNING.findall(str(extra.get("ptxas", "")))]
 
 
 def facts(report_or_artifact: Any) -> dict[str, Any]:
-    """Compiler facts of a step: registers, spills, shared memory, warps, wgmma/TMA/barrier counts."""
+    """Compiler facts of a step: registers, budgets, spills, shared memory, warps, wgmma/TMA/barrier counts."""
     art = _artifact(report_or_artifact)
     md = art.metadata
     ptx, sass, ttgir = art.stages.get("ptx", ""), art.stages.get("sass", ""), art.stages.get("ttgir", "")
@@ -39,6 +109,7 @@ def facts(report_or_artifact: Any) -> dict[str, Any]:
         "kernel": md.name,
         "warps": md.num_warps,
         "registers/thread (launch)": md.registers,
+        "roles (warps/registers)": _budgets(md),
         "setmaxnreg": ", ".join(f"{k} {v}" for k, v in _MAXNREG.findall(ptx)) or "-",
         "spilled bytes": (md.spill_stores or 0) + (md.spill_loads or 0),
         "shared bytes": md.shared_bytes,
@@ -54,8 +125,9 @@ def facts(report_or_artifact: Any) -> dict[str, Any]:
 
 
 def measured(report: Any) -> dict[str, Any]:
-    """The bench and timeline outcome of a ``%%tlx --bench --timeline`` Report (or why there is none)."""
-    out: dict[str, Any] = {"tflops": None, "median_us": None, "bench": None, "timeline": None}
+    """The bench, check and timeline outcome of a ``%%tlx`` Report (or why there is none)."""
+    out: dict[str, Any] = {"tflops": None, "median_us": None, "ratio": None, "bench": None, "timeline": None,
+                           "check": None}
     for m in getattr(report, "measurements", None) or []:
         if m.get("kind") != "bench":
             continue
@@ -63,85 +135,260 @@ def measured(report: Any) -> dict[str, Any]:
             t = m["timing"]
             out["tflops"] = t.get("tflops")
             out["median_us"] = (t.get("median_ms") or 0) * 1e3
-            out["bench"] = f"measured by {m.get('measured_by')} on {m.get('device')} at {m.get('when')}"
+            out["ratio"] = m.get("ratio")
+            out["bench"] = f"{m.get('measured_by')} on {m.get('device')} at {m.get('when')}"
         else:
-            out["bench"] = m.get("reason") or m.get("message") or m.get("status")
+            out["bench"] = m.get("reason") or m.get("status")
+    checks = [c for r in getattr(report, "runs", None) or [] for c in r.get("checks", [])]
+    if checks:
+        out["check"] = "; ".join(f"{c['expr']}: {c['status']}" + (f" ({c['message']})" if c.get("message") else "")
+                                 for c in checks)
     tl = getattr(report, "timeline", None)
     if tl:
-        out["timeline"] = tl.get("reason") if tl.get("status") != "ok" else "ok"
+        out["timeline"] = tl if tl.get("status") == "ok" else tl.get("reason")
     return out
 
 
-def code_diff(old: Any, new: Any, context: int = 1, max_lines: int = 80) -> str:
-    """Unified diff of two kernels' sources (``@triton.jit`` / ``@gluon.jit`` functions)."""
-
-    def src(k: Any) -> list[str]:
-        fn = getattr(k, "fn", k)
-        return inspect.getsource(fn).splitlines()
-
-    lines = list(
-        difflib.unified_diff(
-            src(old), src(new), getattr(old, "__name__", "old"), getattr(new, "__name__", "new"), n=context, lineterm=""
-        )
-    )
-    if len(lines) > max_lines:
-        lines = lines[:max_lines] + [f"... ({len(lines) - max_lines} more diff lines)"]
-    return "\n".join(lines)
-
-
-def verify(out: Any, a: Any, b: Any) -> str:
-    """Max relative error against torch.matmul on a GPU; on a CPU nothing ran, so say so."""
-    if not getattr(out, "is_cuda", False):
-        return "correctness: not checked (no GPU: the launch was compiled, not run)"
-    from tlx_kernels.gemm.common import rel_err
-
-    err = rel_err(out, a @ b)
-    return f"correctness: max rel err vs torch.matmul {err:.2e} ({'ok' if err < 1e-2 else 'WRONG'})"
-
-
 GPU_NOTE = (
-    "On a GPU this cell also shows: the median time and TFLOP/s (workbench.measure, L2 flushed), the "
-    "point on the H100/H200 roofline, the ratio to cuBLAS, and (with --timeline) each role's lane over "
-    "time: producer TMA issue, consumer wgmma and epilogue, and the waits between them."
+    "On a GPU this step also shows: the --check against torch (cuBLAS) on real data, the median time and "
+    "TFLOP/s (workbench.measure, L2 flushed) beside cuBLAS timed the same way, the point on the roofline, and "
+    "(with --timeline) each role's lane over time: producer TMA issue, consumer wgmma and epilogue, the "
+    "barrier waits between them."
 )
 
 
-def show_step(report: Any, prev: Any = None, out: Any = None, a: Any = None, b: Any = None) -> None:
-    """Print what this step changed: code, compiler facts, and what was measured (or would be)."""
+def _timeline_lines(tl: dict[str, Any]) -> list[str]:
+    lines = []
+    for r in tl.get("roles") or []:
+        pct = {k: 100 * (r.get(k) or 0) for k in ("busy_fraction", "issuing_fraction", "waiting_fraction")}
+        waits = ", ".join(f"{k} {100 * v['fraction']:.0f}%" for k, v in list((r.get("waits") or {}).items())[:2])
+        lines.append(f"  {r['role']:<11} busy {pct['busy_fraction']:5.1f}%  issuing {pct['issuing_fraction']:5.1f}%  "
+                     f"waiting {pct['waiting_fraction']:5.1f}%  ({waits or 'no barrier waits'})")
+    if tl.get("overhead") is not None:
+        lines.append(f"  instrumentation overhead {100 * tl['overhead']:+.1f}%")
+    return lines
+
+
+def show_step(report: Any, prev: Any = None, cublas: Any = None) -> None:
+    """Print what this step changed (compiler facts before/now), its check, and what was measured (or would be)."""
     f = facts(report)
     if prev is not None:
         p = facts(prev)
-        print(f"{'fact':28s} {'before':>18s}   {'now':>18s}")
+        print(f"{'fact':26s} {p['kernel'][:24]:>24s}   {f['kernel'][:24]:>24s}")
         for k, v in f.items():
-            if k in ("kernel", "accumulator layout"):
-                continue
-            mark = "  <-" if p.get(k) != v else ""
-            print(f"{k:28s} {p.get(k)!s:>18s}   {v!s:>18s}{mark}")
+            if k not in ("kernel", "accumulator layout"):
+                print(f"{k:26s} {p.get(k)!s:>24s}   {v!s:>24s}" + ("  <-" if p.get(k) != v else ""))
         print(f"accumulator layout before: {p['accumulator layout']}")
         print(f"accumulator layout now:    {f['accumulator layout']}")
     else:
         for k, v in f.items():
-            print(f"{k:28s} {v}")
+            print(f"{k:26s} {v}")
     m = measured(report)
+    print(f"\ncheck: {m['check'] or 'none'}")
     if m["tflops"] is not None:
-        print(f"\nmeasured: {m['tflops']:.1f} TFLOP/s, median {m['median_us']:.1f} us ({m['bench']})")
+        vs = f", {m['tflops'] / cublas.tflops:.2f}x cuBLAS ({cublas.tflops:.0f})" if cublas is not None else ""
+        print(f"measured: {m['tflops']:.1f} TFLOP/s, median {m['median_us']:.1f} us{vs}\n  ({m['bench']})")
     else:
-        print(f"\nnot timed: {m['bench'] or 'no --bench'}")
-        print(GPU_NOTE)
-    if m["timeline"] not in (None, "ok"):
+        print(f"not timed: {m['bench'] or 'no --bench'}\n{GPU_NOTE}")
+    if isinstance(m["timeline"], dict):
+        print("timeline (per role, all CTAs recorded):\n" + "\n".join(_timeline_lines(m["timeline"])))
+    elif m["timeline"]:
         print(f"timeline: {m['timeline']}")
-    if out is not None and a is not None:
-        print(verify(out, a, b))
 
 
-def summary_table(reports: dict[str, Any]) -> str:
-    """One line per step: registers, shared memory, HGMMA count, warps, TFLOP/s (or '-')."""
-    rows = [f"{'step':34s} {'warps':>5s} {'regs':>5s} {'smem KiB':>8s} {'HGMMA':>5s} {'TFLOP/s':>8s}"]
+def summary_table(reports: dict[str, Any], cublas: Any = None) -> str:
+    """One line per step: warps, registers, shared memory, HGMMA count, TFLOP/s and the ratio to cuBLAS."""
+    rows = [f"{'step':32s} {'warps':>5s} {'regs':>5s} {'smem KiB':>8s} {'HGMMA':>5s} {'TFLOP/s':>8s} {'x cuBLAS':>8s}"]
     for name, r in reports.items():
         f, m = facts(r), measured(r)
         tf = f"{m['tflops']:.1f}" if m["tflops"] is not None else "-"
-        rows.append(
-            f"{name:34s} {f['warps']!s:>5s} {f['registers/thread (launch)']!s:>5s} "
-            f"{(f['shared bytes'] or 0) / 1024:8.1f} {f['HGMMA (SASS)']:>5d} {tf:>8s}"
-        )
+        ratio = f"{m['tflops'] / cublas.tflops:.2f}" if m["tflops"] is not None and cublas is not None else "-"
+        rows.append(f"{name:32s} {f['warps']!s:>5s} {f['registers/thread (launch)']!s:>5s} "
+                    f"{(f['shared bytes'] or 0) / 1024:8.1f} {f['HGMMA (SASS)']:>5d} {tf:>8s} {ratio:>8s}")
+    if cublas is not None:
+        rows.append(f"{'cuBLAS (torch.matmul)':32s} {'':>5s} {'':>5s} {'':>8s} {'':>5s} {cublas.tflops:8.1f} {1:8.2f}")
     return "\n".join(rows)
+
+
+# ------------------------------------------------------------------------------------------------
+# knobs: re-run a step with other values
+# ------------------------------------------------------------------------------------------------
+
+
+class Knobs:
+    """Controls (ipywidgets) for a step's knobs; changing one re-runs the step with the new value.
+
+    ``run(config)`` launches the step's kernel once (``kernel[grid](...)``) and returns its output. Each
+    try runs under the ``%%tlx`` magic's launch capture (``workbench.run.capture``): without a GPU the
+    launch is compiled for sm_90 and the row shows registers, budgets, spills and shared memory; with one
+    it also runs, is checked against ``a @ b`` and timed (``workbench.measure.bench``). The first row is the
+    cell's own run (``base``, its Report). A config over the shared-memory limit is compiled, not launched.
+    """
+
+    def __init__(self, run: Callable[[dict[str, Any]], Any], config: dict[str, Any], base: Any = None, *,
+                 a: Any = None, b: Any = None, flops: float | None = None,
+                 choices: dict[str, Sequence[Any]] | None = None) -> None:
+        self.run, self.config, self.base = run, dict(config), base
+        self.a, self.b, self.flops = a, b, flops
+        self.choices = {k: list(v) for k, v in (choices or {}).items()}
+        self.rows: list[dict[str, Any]] = []
+        self.artifacts: list[Any] = []
+        self._expected = None
+        self._widget = None
+        if base is not None:
+            self.rows.append(self._row("as in the cell", _artifact(base), measured(base)))
+            self.artifacts.append(_artifact(base))
+
+    # -------------------------------------------------------------- trying a config
+    def _config(self, changes: dict[str, Any]) -> dict[str, Any]:
+        cfg = dict(self.config)
+        for k, v in changes.items():
+            if k == "tile":
+                cfg["BM"], cfg["BN"] = v
+            else:
+                cfg[k] = v
+        return cfg
+
+    def try_config(self, **changes: Any) -> dict[str, Any]:
+        """Re-run the step with ``changes`` (knob=value; ``tile=(BM, BN)``); add and return its row."""
+        from workbench.run.capture import Capture
+        from workbench.run.device import detect
+
+        cfg = self._config(changes)
+        label = ", ".join(f"{k}={v}" for k, v in changes.items()) or "as in the cell"
+        cap = Capture(device=detect(), target="sm_90")
+        out, error = None, None
+        try:
+            with cap:
+                out = self.run(cfg)
+        except Exception as e:  # a compile error, or a launch the GPU refused (e.g. out of shared memory)
+            error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+        entry = next((e for e in reversed(list(cap.entries.values())) if e.runs), None)
+        entry = entry or next(reversed(list(cap.entries.values())), None)
+        if entry is None:
+            row = {"try": label, "error": error or "no kernel was launched"}
+        else:
+            row = self._row(label, entry.artifact, self._measure(entry, out) if error is None else {}, error)
+            self.artifacts.append(entry.artifact)
+        self.rows.append(row)
+        self._refresh()
+        return row
+
+    def _measure(self, entry: Any, out: Any) -> dict[str, Any]:
+        if not entry.ran:
+            return {}
+        import torch
+
+        from workbench import measure
+
+        torch.cuda.synchronize()
+        if self._expected is None and self.a is not None:
+            self._expected = (self.a @ self.b).float()
+        res: dict[str, Any] = {}
+        if self._expected is not None:
+            bad = ~torch.isclose(out.float(), self._expected, atol=ATOL, rtol=RTOL)
+            n = int(bad.sum())
+            err = (out.float() - self._expected).abs().nan_to_num(math.inf).max().item()
+            res["check"] = f"passed (max abs err {err:.2g})" if n == 0 else f"FAILED: {n} elements off"
+        res["tflops"] = measure.bench(entry.relaunch, flops=self.flops).tflops if self.flops else None
+        return res
+
+    def _row(self, label: str, art: Any, m: dict[str, Any], error: str | None = None) -> dict[str, Any]:
+        f = facts(art)
+        smem = f["shared bytes"] or 0
+        fits = smem <= C.SMEM_LIMIT
+        return {
+            "try": label,
+            "registers": f["registers/thread (launch)"],
+            "roles": f["roles (warps/registers)"],
+            "spilled bytes": f["spilled bytes"],
+            "shared KiB": round(smem / 1024, 1),
+            "fits": fits,
+            "ptxas": "; ".join(ptxas_warnings(art)) or "-",
+            "TFLOP/s": m.get("tflops"),
+            "check": m.get("check") or ("compiled only: over the shared-memory limit" if not fits else "-"),
+            "error": error,
+        }
+
+    def report(self, i: int = -1) -> Any:
+        """A Report of try ``i`` (default: the last), with the diff against the cell's run."""
+        from workbench.report.diff import diff_reports
+        from workbench.report.report import Report
+
+        r = Report.from_artifact(self.artifacts[i])
+        if self.base is not None:
+            r.previous = diff_reports(self.base, r)
+        return r
+
+    # -------------------------------------------------------------- display
+    def text(self) -> str:
+        """The rows as a plain-text table."""
+        cols = ["try", "registers", "roles", "spilled bytes", "shared KiB", "TFLOP/s", "check", "ptxas"]
+        lines = []
+        for r in self.rows:
+            if r.get("error") and "registers" not in r:
+                lines.append(f"{r['try']}: {r['error']}")
+                continue
+            shared = f"{r['shared KiB']}" + ("" if r["fits"] else " (over 227)")
+            vals = [r["try"], r["registers"], r["roles"], r["spilled bytes"], shared,
+                    "-" if r["TFLOP/s"] is None else f"{r['TFLOP/s']:.1f}", r["error"] or r["check"], r["ptxas"]]
+            lines.append(" | ".join(f"{c}: {v}" for c, v in zip(cols, vals, strict=True)))
+        return "\n".join(lines)
+
+    def _html(self) -> str:
+        head = ["try", "regs", "roles (warps/regs)", "spills (B)", "smem KiB", "TFLOP/s", "check", "ptxas"]
+        out = ["<table style='font-size:12px'><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+        for r in self.rows:
+            if "registers" not in r:
+                err = html.escape(str(r["error"]))
+                out.append(f"<tr><td>{html.escape(r['try'])}</td><td colspan=7>{err}</td></tr>")
+                continue
+            smem = f"{r['shared KiB']}" + ("" if r["fits"] else " <b>over 227</b>")
+            tf = "-" if r["TFLOP/s"] is None else f"{r['TFLOP/s']:.1f}"
+            cells = [html.escape(str(r["try"])), r["registers"], html.escape(r["roles"]), r["spilled bytes"], smem, tf,
+                     html.escape(str(r["error"] or r["check"])), html.escape(r["ptxas"])]
+            out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        return "".join(out) + "</table>"
+
+    def _refresh(self) -> None:
+        if self._widget is not None:
+            self._widget.children[-1].value = self._html()
+
+    @property
+    def widget(self) -> Any:
+        """The controls (one dropdown per knob) above the table of tries."""
+        if self._widget is None:
+            import ipywidgets as w
+
+            controls = []
+            for k, vals in self.choices.items():
+                now = (self.config["BM"], self.config["BN"]) if k == "tile" else self.config.get(k)
+                opts = [(f"{v[0]}x{v[1]}" if k == "tile" else str(v), v) for v in vals]
+                dd = w.Dropdown(options=opts, value=now if now in vals else vals[0], description=k,
+                                style={"description_width": "initial"}, layout=w.Layout(width="auto"))
+                controls.append(dd)
+            status = w.HTML("change a knob: the step is compiled (and on a GPU run, checked and timed) again")
+
+            def changed(_: Any) -> None:
+                diff = {d.description: d.value for d in controls
+                        if d.value != ((self.config["BM"], self.config["BN"]) if d.description == "tile"
+                                       else self.config.get(d.description))}
+                status.value = "running ..."
+                row = self.try_config(**diff)
+                status.value = f"last try: {html.escape(row['try'])}"
+
+            for dd in controls:
+                dd.observe(changed, names="value")
+            self._widget = w.VBox([w.HBox(controls), status, w.HTML(self._html())])
+        return self._widget
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def knobs(run: Callable[[dict[str, Any]], Any], config: dict[str, Any], base: Any = None, *, a: Any = None,
+          b: Any = None, flops: float | None = None, **choices: Sequence[Any]) -> Knobs:
+    """A :class:`Knobs` for a step: ``choices`` name each knob's values (``tile=[(BM, BN), ...]`` for tile shapes)."""
+    return Knobs(run, config, base, a=a, b=b, flops=flops, choices=choices)
