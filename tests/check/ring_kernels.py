@@ -68,6 +68,43 @@ def ring_flip_ok(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES:
 
 
 @triton.jit
+def ring_rewait_ok(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    """Correct too: a per-tile tile ``q`` whose barrier the consumer re-checks inside its K loop with the
+    same phase (it releases ``q`` only after the loop, so the phase cannot move under it)."""
+    q = tlx.local_alloc((BM, BK), tl.float16, 1)
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    q_full = tlx.alloc_barriers(1, arrive_count=1)
+    q_empty = tlx.alloc_barriers(1, arrive_count=1)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            n = 0
+            for tile in range(2):
+                tlx.barrier_wait(q_empty[0], (tile & 1) ^ 1)
+                tlx.barrier_expect_bytes(q_full[0], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, q[0], [0, 0], q_full[0])
+                for k in range(0, K // BK):
+                    tlx.barrier_wait(empty[n % STAGES], ((n // STAGES) & 1) ^ 1)
+                    tlx.barrier_expect_bytes(full[n % STAGES], BM * BK * 2)
+                    tlx.async_descriptor_load(x_desc, bufs[n % STAGES], [0, k * BK], full[n % STAGES])
+                    n += 1
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            n = 0
+            for tile in range(2):
+                for _k in range(0, K // BK):
+                    tlx.barrier_wait(q_full[0], tile & 1)
+                    tlx.barrier_wait(full[n % STAGES], (n // STAGES) & 1)
+                    acc += tlx.local_load(bufs[n % STAGES]).to(tl.float32) + tlx.local_load(q[0]).to(tl.float32)
+                    tlx.barrier_arrive(empty[n % STAGES])
+                    n += 1
+                tlx.barrier_arrive(q_empty[0])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
 def wait_never_completes(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
     bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
     full = tlx.alloc_barriers(STAGES, arrive_count=1)

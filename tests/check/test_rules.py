@@ -99,7 +99,7 @@ def test_shared_memory_over_the_limit_names_the_biggest_allocation():
     assert "`bufs`: 16 x 128x128 f16 = 512 KiB" in f.message
 
 
-@pytest.mark.parametrize("name", ["ring_ok", "ring_flip_ok"])
+@pytest.mark.parametrize("name", ["ring_ok", "ring_flip_ok", "ring_rewait_ok"])
 def test_correct_rings_give_no_finding(name):
     assert ring_findings(name) == []
 

@@ -200,15 +200,18 @@ class _Builder:
         return int(m.group(1)) if m else 4
 
     def _allocs(self, body: Region) -> None:
+        """Buffer and barrier sets: the kernel's own ``local_alloc``s (in the main body and the default
+        task; a partition's own allocations are not followed, their names are scoped to it)."""
         inits: dict[str, int] = {}
         views: dict[str, str] = {}
-        for op in walk(body):
+        main_ops = list(_main_ops(body))
+        for op in main_ops:
             if op.name in VIEW_OPS and op.operands and op.results:
                 views[op.results[0]] = views.get(op.operands[0], op.operands[0])
             elif op.name == "ttng.init_barrier" and op.operands:
                 m = _COUNT.match(op.body)
                 inits[views.get(op.operands[0], op.operands[0])] = int(m.group(1)) if m else 1
-        for op in walk(body):
+        for op in main_ops:
             if op.name != "ttg.local_alloc" or op.operands or not op.results:
                 continue
             md = memdesc_type(op.body)
@@ -273,6 +276,15 @@ class _Builder:
                 op.sync = sync  # the simulator dispatches on it
                 out.append(sync)
         return out
+
+
+def _main_ops(region: Region):
+    """Every op of the kernel's body and its nested regions, except the partitions' regions."""
+    for op in region.ops:
+        yield op
+        for r in op.regions:
+            if not r.label.startswith("partition"):
+                yield from _main_ops(r)
 
 
 def _walk_task(region: Region, refs: dict[str, tuple[str, int]], stop_at_partitions: bool, in_loop: bool = False):

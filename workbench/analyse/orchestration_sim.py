@@ -44,6 +44,7 @@ class Trace:
     barriers: dict[tuple[int, int], MBarrier] = field(default_factory=dict)
     races: list[Race] = field(default_factory=list)
     unwritten_reads: list[tuple[tuple[int, int], Access]] = field(default_factory=list)
+    arrive_logs: dict[int, list[int]] = field(default_factory=dict)  # task -> barrier set per arrive/expect
     early_releases: list[tuple[int, int | None, list[int | None]]] = field(default_factory=list)  # task, arrive, reads
     opaque_barriers: set[int] = field(default_factory=set)
     opaque_buffers: set[int] = field(default_factory=set)
@@ -67,6 +68,7 @@ class _TaskRun:
         self.cp_groups: list[list[Access]] = []
         self.store_groups: list[list[Access]] = []
         self.wait_counts: dict[tuple[int, int], int] = {}
+        self.arrive_log: list[int] = []  # barrier set of each arrive/expect, in order
         self.gen = None
 
     def tick(self) -> None:
@@ -136,6 +138,7 @@ class Simulator:
     def _finish(self) -> None:
         tr = self.trace
         for t in self.tasks:
+            tr.arrive_logs[t.index] = t.arrive_log
             if t.state == "done":
                 tr.finished.append(t.index)
             elif t.state == "running" and t.blocked is not None and not tr.truncated:
@@ -278,7 +281,8 @@ class Simulator:
         return None
 
     def _alloc(self, t: _TaskRun, op: Op):
-        ref = self.model.refs.get(0, {}).get(op.results[0]) if not op.operands else None
+        # the model's sets are the main body's allocations; a partition's own are not followed
+        ref = self.model.refs.get(0, {}).get(op.results[0]) if not op.operands and t.index == 0 else None
         t.env[op.results[0]] = (ref[0] + "set", ref[1]) if ref else None
         return None
 

@@ -41,6 +41,7 @@ class WaitEvent:
     parity: int
     completed: int  # phases the barrier had completed when the wait passed
     ordinal: int  # how many waits this task made on this barrier before
+    released: int = 0  # how many arrives/expects this task had made when the wait passed
 
 
 @dataclass
@@ -135,11 +136,15 @@ def sync_op(sim, t, op: Op, s: SyncOp) -> None:
             if in_flight:  # a release while this task's own reads are still running
                 sim.trace.early_releases.append((t.index, line, in_flight))
             n = (s.count or 1) * (32 * t.warps if kind == "warp_arrive" else 1)
-            _barrier(sim, t, ops[0], line).arrive(n, who, t.clock)
+            bar = _barrier(sim, t, ops[0], line)
+            bar.arrive(n, who, t.clock)
+            t.arrive_log.append(bar.set_id)
             t.tick()
     elif kind == "expect":
         if _pred(t, ops, 1, line):
-            _barrier(sim, t, ops[0], line).expect(s.bytes or 0, who, t.clock)
+            bar = _barrier(sim, t, ops[0], line)
+            bar.expect(s.bytes or 0, who, t.clock)
+            t.arrive_log.append(bar.set_id)
             t.tick()
     elif kind == "tma_load":
         _tma_load(sim, t, op, s)
@@ -240,7 +245,7 @@ def blocking_op(sim, t, op: Op, s: SyncOp):
         yield
     t.blocked = None
     join(t.clock, bar.vc_done)
-    sim.trace.waits.append(WaitEvent(t.index, s.line, key, parity & 1, bar.completed, ordinal))
+    sim.trace.waits.append(WaitEvent(t.index, s.line, key, parity & 1, bar.completed, ordinal, len(t.arrive_log)))
 
 
 def _acquire_all(sim, t) -> None:

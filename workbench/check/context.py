@@ -70,6 +70,19 @@ class Context:
                         out.setdefault(b, o.line)
         return out
 
+    def guards(self, set_id: int) -> set[int]:
+        """Barrier sets a task waits on right before it fills what ``set_id`` announces (the wait
+        before an expect or copy on it): the slot-free barriers paired with a data-ready one."""
+        out: set[int] = set()
+        for task in self.model.tasks:
+            last = None
+            for o in task.ops:
+                if o.kind == "wait":
+                    last = o.barrier
+                elif o.kind in ("expect", "tma_load", "arrive") and o.barrier == set_id and last is not None:
+                    out.add(last)
+        return out
+
     def first_line(self, pairs: list[tuple[Task, SyncOp]]) -> int | None:
         lines = [o.line for _, o in pairs if o.line]
         return min(lines) if lines else None

@@ -50,22 +50,25 @@ def first_wait_passes(ctx: Context) -> None:
 
 def phase_flip(ctx: Context) -> None:
     """The same wait, with the same phase, passing twice on the same completed phase of a barrier
-    that is re-armed in a loop: the second pass does not wait for new data."""
+    that is re-armed in a loop, the waiter having released the slot in between (arrived on the barrier
+    its filler waits on before refilling): the second pass does not wait for the new data."""
     tr = ctx.trace
     if tr is None:
         return
     rearmed = {o.barrier for _, o in ctx.model.ops() if o.in_loop and o.kind in ("arrive", "expect", "warp_arrive",
                                                                                  "tma_load", "tc_commit")}
-    last: dict[tuple[int, tuple[int, int]], tuple] = {}
+    last: dict[tuple[int, tuple[int, int]], object] = {}
     flagged: set[int | None] = set()
     for w in tr.waits:
         k = (w.task, w.barrier)
         prev = last.get(k)
-        last[k] = (w.line, w.parity, w.completed)
-        if prev is None or prev != (w.line, w.parity, w.completed) or w.barrier[0] not in rearmed:
+        last[k] = w
+        if (prev is None or (prev.line, prev.parity, prev.completed) != (w.line, w.parity, w.completed)
+                or w.barrier[0] not in rearmed or w.line in flagged):
             continue
-        if w.line in flagged:
-            continue
+        released = set(tr.arrive_logs.get(w.task, [])[prev.released:w.released])
+        if not released & ctx.guards(w.barrier[0]):
+            continue  # waiting again for the same phase without having released the slot: harmless
         flagged.add(w.line)
         bs = ctx.model.barriers[w.barrier[0]]
         f = Finding(
