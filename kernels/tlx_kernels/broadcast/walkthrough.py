@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -189,7 +190,11 @@ def _compare_shape(
     ref = reference(*ins, s.act)
     res, outs = {}, []  # outputs stay alive: a later allocation cannot reuse a block holding a right answer
     for name, fn in kernels.items():
-        out, err = _checked(fn, ins, s, ref)
+        try:
+            out, err = _checked(fn, ins, s, ref)
+        except Exception as e:  # noqa: BLE001 - e.g. an edited cell kernel that no longer compiles: not timed
+            print(f"{s.name}: {name} failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
+            out, err = None, math.inf
         outs.append(out)
         ms = None
         if err < 1e-2:
@@ -230,19 +235,34 @@ def compare(
     return rows
 
 
-def ratio_table(rows: list[dict[str, Any]], baselines: Sequence[str] = ("materialized", "decomposed")) -> str:
-    """The comparison as text: per shape and kernel, us, TFLOP/s, error and the ratios to the baselines."""
-    head = f"{'shape':15s} {'kernel':14s} {'us':>9s} {'TFLOP/s':>8s} {'rel err':>8s}"
-    head += "".join(f" {'x ' + b:>14s}" for b in baselines)
-    lines = [head]
+def _us(ms: float | None) -> str:
+    return f"{ms * 1e3:.1f}" if ms else "-"
+
+
+def ratio_table(
+    rows: list[dict[str, Any]],
+    kernel: str = "fused (lib)",
+    others: Sequence[str] = ("fused (cell)",),
+    baselines: Sequence[str] = ("materialized", "decomposed"),
+) -> str:
+    """One line per shape: ``kernel``'s time and TFLOP/s, the baselines' times, the ratios (baseline / kernel,
+    same run), the ``others``' times; then the largest error of each kernel over all shapes."""
+    by = {(r["shape"], r["kernel"]): r for r in rows}
+    cols = [f"{kernel} us", "TFLOP/s", *(f"{b} us" for b in baselines), *(f"x {b}" for b in baselines),
+            *(f"{o} us" for o in others)]
+    widths = [max(9, len(c)) for c in cols]
+    lines = [f"{'shape':15s}" + "".join(f" {c:>{w}s}" for c, w in zip(cols, widths))]
+    for shape in dict.fromkeys(r["shape"] for r in rows):
+        k = by.get((shape, kernel), {})
+        vals = [_us(k.get("ms")), f"{k['tflops']:.0f}" if k.get("tflops") else "-"]
+        vals += [_us(by.get((shape, b), {}).get("ms")) for b in baselines]
+        vals += [f"{k[f'vs_{b}']:.2f}x" if k.get(f"vs_{b}") else "-" for b in baselines]
+        vals += [_us(by.get((shape, o), {}).get("ms")) for o in others]
+        lines.append(f"{shape:15s}" + "".join(f" {v:>{w}s}" for v, w in zip(vals, widths)))
+    errs = {}
     for r in rows:
-        us = f"{r['ms'] * 1e3:9.1f}" if r["ms"] else f"{'-':>9s}"
-        tf = f"{r['tflops']:8.0f}" if r["tflops"] else f"{'-':>8s}"
-        line = f"{r['shape']:15s} {r['kernel']:14s} {us} {tf} {r['err']:8.1e}"
-        for b in baselines:
-            v = r.get(f"vs_{b}")
-            line += f" {v:13.2f}x" if v else f" {'-':>14s}"
-        lines.append(line)
+        errs[r["kernel"]] = max(errs.get(r["kernel"], 0.0), r["err"])
+    lines.append("max rel err vs fp32 reference: " + ", ".join(f"{n} {e:.1e}" for n, e in errs.items()))
     return "\n".join(lines)
 
 
@@ -326,6 +346,9 @@ def measured(report: Any) -> str:
         if m.get("status") == "ok" and t.get("median_ms"):
             lines.append(f"time: {t['median_ms'] * 1e3:.1f} us median, {t.get('tflops') or 0:.0f} TFLOP/s of useful "
                          f"work ({m.get('measured_by')} on {m.get('device')})")
+            ref = m.get("reference") or {}
+            if ref.get("median_ms") and m.get("ratio"):
+                lines.append(f"--bench-ref: {ref['median_ms'] * 1e3:.1f} us, {m['ratio']:.2f}x the kernel's time")
         else:
             lines.append(f"time: not measured ({m.get('reason') or m.get('status')})")
     tl = getattr(report, "timeline", None) or {}
