@@ -1,12 +1,12 @@
 """Attention forward benchmark: our kernels vs torch SDPA (each backend) and Meta's Hopper FA tutorials, one run.
 
-    python3 bench/attention.py                          # BENCH_SHAPES (7), ~3-4 min on an H200
-    python3 bench/attention.py --quick                  # the two B4 H32 S4096 D128 shapes, ~1.5 min
-    python3 bench/attention.py --sweep --budget-s 240   # every candidate config per variant, 4 main shapes
+    python3 bench/attention.py                          # BENCH_SHAPES (7), ~2-3 min on an H200
+    python3 bench/attention.py --quick                  # the two B4 H32 S4096 D128 shapes, ~1 min
+    python3 bench/attention.py --sweep --budget-s 240   # every candidate config per variant, 4 main shapes, ~4.5 min
     python3 bench/attention.py --from-sweep latest      # the bench, also trying each variant's swept best
 
-Every GPU step runs in a worker process (bench/attention_worker.py), so a config that hangs or faults is recorded
-and the run goes on. First a preflight: each (variant, config, head dim, causal) is compiled and checked
+Every GPU step runs in a worker process (bench/attention_worker.py), so a config that hangs or faults is
+recorded and the run goes on. First a preflight: each (variant, config, head dim, causal) is compiled and checked
 against the fp32 reference at B2 H8 S1040 (tails; NaN-poisoned output), ``--workers`` at a time. Then one
 worker, per shape: torch SDPA with each backend that runs (FLASH, CUDNN, EFFICIENT; the first shape after
 ``--warmup-s`` of GPU warm-up), our variants (each config checked at the shape on two heads against the
