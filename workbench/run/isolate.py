@@ -85,6 +85,19 @@ def completed(key: str) -> bool:
     return key in _COMPLETED
 
 
+def _device_index(values: list[Any]) -> int | None:
+    """The GPU the launch's tensors live on (the worker launches there), else the current one."""
+    from workbench.run.launching import tensors_in
+
+    for v in values:
+        for t in tensors_in(v):
+            if t.device.type == "cuda":
+                return t.device.index
+    import torch
+
+    return torch.cuda.current_device() if torch.cuda.is_available() else None
+
+
 def _synchronize() -> None:
     import torch
 
@@ -110,7 +123,8 @@ def launch(compiled: Any, arg_names: list[str], constexpr: list[bool], values: l
         storages, drop = encoder.take()
         _synchronize()
         starts = worker.starts
-        request = {"kernel": ref, "grid": tuple(grid), "args": args, "storages": storages, "drop": drop}
+        request = {"kernel": ref, "grid": tuple(grid), "args": args, "storages": storages, "drop": drop,
+                   "device": _device_index(values)}
         out = worker.launch(request, timeout_s=limit, setup_s=SETUP_S)
         if not (worker.starts != starts and out.status == "error" and out.phase == "prepare"):
             break  # else: the process was replaced before it read the request; send everything again
@@ -165,9 +179,9 @@ def failure_error(out: Outcome, *, name: str, grid: tuple[int, ...] | None, find
                 "raise the limit with --timeout S")
         head = "waits that cannot complete (static checks):"
     elif out.status == "error" and out.phase in ("setup", "prepare", "launch"):
-        msg = f"{name}{g} could not be launched in the worker ({out.phase}): {out.message}"
+        msg = f"{name}{g} could not be launched ({out.phase}): {out.message}"
         cls, lines, head = KernelFaultError, [], ""
-        hint = "run with --no-isolate to launch it in the notebook's process instead"
+        hint = "Triton's launcher refused it (the kernel was not run); the same happens in the notebook's process"
     else:
         what = out.message or "the worker process ended"
         msg = (f"{name}{g} failed on the GPU: {what}. {after[0].upper()}{after[1:]}; the notebook's kernel and "

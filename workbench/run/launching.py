@@ -26,7 +26,7 @@ from workbench.compile.tuners import base_jit
 from workbench.run import isolate
 from workbench.run.protocol import UnsendableArgument
 
-__all__ = ["MAX_REPLAYS", "Replay", "on_gpu", "tensors_in"]
+__all__ = ["MAX_REPLAYS", "Replay", "launch_grid", "on_gpu", "tensors_in"]
 
 MAX_REPLAYS = 64
 
@@ -58,9 +58,14 @@ def launch_values(kernel: Any, bound: dict[str, Any]) -> tuple[list[str], list[b
     return names, [n in consts for n in names], [bound.get(n) for n in names]
 
 
-def _grid3(grid: tuple[int, ...] | None) -> tuple[int, int, int]:
-    g = tuple(grid or (1,))
-    return tuple(g) + (1,) * (3 - len(g))  # type: ignore[return-value]
+def launch_grid(grid: tuple[int, ...], bound: dict[str, Any]) -> tuple[int, int, int]:
+    """The grid Triton's launcher takes. With TLX's ``ctas_per_cga=(N, 1, 1)`` the cell's grid counts CTAs;
+    uTLX turns that into ``num_ctas=N`` and a grid of clusters (its ``JITFunction.run``), and so do we."""
+    g = [int(v) for v in grid] + [1] * (3 - len(grid))
+    cga = bound.get("ctas_per_cga")
+    if cga is not None and int(tuple(cga)[0]) > 1:
+        g[0] //= int(tuple(cga)[0])
+    return g[0], g[1], g[2]
 
 
 def _synchronize() -> None:
@@ -76,10 +81,10 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
     timing = cap.benchmarking and isolate.completed(key)
     sanitize = bool(cap.sanitize) and key not in cap.sanitized and jit_compile is not None and not cap.benchmarking
     names, consts, values = launch_values(kernel, bound)
-    g3 = _grid3(grid)
-    if not cap.isolate or jit_compile is None or timing:
+    g3 = launch_grid(grid, bound) if grid is not None else (1, 1, 1)
+    if not cap.isolate or jit_compile is None or timing or grid is None:
         why = ("--no-isolate" if not cap.isolate else "a timed launch of a kernel that completed in the worker"
-               if timing else "no JIT compile hook")
+               if timing else "the grid could not be evaluated" if grid is None else "no JIT compile hook")
         if sanitize:
             cap.sanitized.add(key)
             with cap.suspend():
@@ -94,6 +99,10 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
         cap.diagnostics.append({"severity": "warning", "source": "run", "line": None, "col": None,
                                 "message": isolate.unsendable(e), "hint": None})
         return _in_process(cap, entry, run, real, str(e), record=not cap.benchmarking)
+    if out.status == "error" and out.phase in ("setup", "prepare"):  # the worker, not the kernel, failed
+        cap.diagnostics.append({"severity": "warning", "source": "run", "line": None, "col": None, "hint": None,
+                                "message": f"launched in the notebook's process, not isolated: {out.message}"})
+        return _in_process(cap, entry, run, real, out.message, record=not cap.benchmarking)
     run["isolation"] = isolate.record(out)
     if sanitize:
         cap.sanitized.add(key)

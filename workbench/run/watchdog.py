@@ -208,6 +208,9 @@ class Worker:
                     out = Outcome("error", str(e), "setup", total_s=time.perf_counter() - t0)
                     return self._failed(out, restart)
                 self.start()
+            except Exception as e:  # the request cannot be pickled (pickling precedes writing: the socket is clean)
+                return Outcome("error", f"the launch cannot be sent to the worker: {type(e).__name__}: {e}",
+                               "prepare", total_s=time.perf_counter() - t0)
         out = self._wait(request["id"], t0, timeout_s, setup_s)
         out.timeout_s = timeout_s
         out.worker_pid = self.info.get("pid")

@@ -129,6 +129,10 @@ def handle_launch(conn: Connection, runner: Runner, req: dict[str, Any]) -> bool
     rid = req["id"]
     t0 = time.perf_counter()
     try:
+        if runner.cuda and req.get("device") is not None:
+            import torch
+
+            torch.cuda.set_device(req["device"])
         runner.decoder.drop(req.get("drop", []))
         runner.decoder.add(req.get("storages", {}))
         ref: KernelRef = req["kernel"]
