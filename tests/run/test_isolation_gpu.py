@@ -140,3 +140,19 @@ def test_worker_cost_per_launch(tensors):
     print(f"per launch: isolated {iso * 1e6:.0f} us, in-process {local * 1e6:.0f} us, "
           f"isolation adds {(iso - local) * 1e6:.0f} us")
     assert iso - local < 2e-3
+
+
+def test_storages_go_to_the_worker_once_and_are_dropped_once_freed():
+    from workbench.run.protocol import Encoder
+
+    enc = Encoder("ipc")
+    a = torch.zeros(1024, device="cuda")
+    b = a[100:]
+    specs = enc.encode([a, b], [False, False])
+    sent, drop = enc.take()
+    assert len(sent) == 1 and drop == [] and specs[0][1] == specs[1][1] and specs[1][3] == 100
+    enc.encode([b], [False])
+    assert enc.take() == ({}, [])  # already there
+    del a, b, sent
+    enc.collect()
+    assert len(enc.take()[1]) == 1  # freed in the notebook: the worker may let it go
