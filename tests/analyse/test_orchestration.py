@@ -86,6 +86,8 @@ def test_the_run_follows_each_phase_sequence_and_the_bytes_of_every_phase():
         for phase in bar.phases:
             assert phase.expected == phase.copied
     assert trace.barriers[(empty_b, 0)].per_call == {1: 1, 2: 1}  # both replicas release slot 0 once per use
+    wait_b = next(o.line for o in model.tasks[1].ops if o.kind == "wait" and o.barrier == full_b)
+    assert trace.sequence(1, wait_b) == [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1), (0, 0), (1, 0)]
 
 
 _SIBLINGS = """\

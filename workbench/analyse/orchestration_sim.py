@@ -52,6 +52,10 @@ class Trace:
     steps: int = 0
     seconds: float = 0.0
 
+    def sequence(self, task: int, line: int | None, n: int = 8) -> list[tuple[int, int]]:
+        """The first ``n`` (barrier index, phase) pairs the wait at ``line`` of ``task`` used."""
+        return [(w.barrier[1], w.parity) for w in self.waits if w.task == task and w.line == line][:n]
+
     @property
     def hung(self) -> bool:
         return bool(self.blocked) and not self.truncated and not self.lost
@@ -154,9 +158,6 @@ class Simulator:
             pass
 
     # ---- interpretation ---------------------------------------------------------------------
-    def _get(self, t: _TaskRun, name: str):
-        return t.env.get(name)
-
     def _region(self, t: _TaskRun, region: Region):
         env = t.env
         for op in region.ops:
