@@ -73,6 +73,25 @@ class Outcome:
         return d
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux /proc), children first found first."""
+    parents: dict[int, int] = {}
+    for d in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parents.items() if pp == p]
+        out.extend(kids)
+        todo.extend(kids)
+    return out
+
+
 def _package_root() -> str:
     return str(Path(__file__).resolve().parents[2])
 
@@ -160,8 +179,11 @@ class Worker:
             self.conn = None
         if self.proc is not None:
             if kill and self.proc.poll() is None:
+                for pid in [*_descendants(self.proc.pid), self.proc.pid]:  # a sanitizer wrapper and its child
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, 9)
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.proc.pid, 9)  # the whole group: a sanitizer wrapper and its child
+                    os.killpg(self.proc.pid, 9)
             try:
                 code = self.proc.wait(KILL_WAIT_S)
             except subprocess.TimeoutExpired:
@@ -211,7 +233,12 @@ class Worker:
             except Exception as e:  # the request cannot be pickled (pickling precedes writing: the socket is clean)
                 return Outcome("error", f"the launch cannot be sent to the worker: {type(e).__name__}: {e}",
                                "prepare", total_s=time.perf_counter() - t0)
-        out = self._wait(request["id"], t0, timeout_s, setup_s)
+        try:
+            out = self._wait(request["id"], t0, timeout_s, setup_s)
+        except KeyboardInterrupt:  # the worker is still busy with this launch: replace it, then stop
+            self.stop()
+            self._failed(Outcome("error", "interrupted"), restart)
+            raise
         out.timeout_s = timeout_s
         out.worker_pid = self.info.get("pid")
         if out.status in ("timeout", "fault", "died"):
