@@ -31,8 +31,8 @@ _RETIRE = {"ttg.async_commit_group": ("cp_commit", None), "ttg.async_wait": ("cp
            "ttng.async_tma_store_wait": ("store_wait", "pendings"),
            "ttng.async_tma_store_token_wait": ("store_wait", "pendings"),
            "tlx.named_barrier_wait": ("named_wait", None), "tlx.named_barrier_arrive": ("named_arrive", None)}
-_IGNORED = {"ttng.init_barrier", "ttng.inval_barrier", "ttg.local_alloc", "ttng.fence_async_shared",
-            "ttg.warp_specialize"}
+_IGNORED = {"ttng.init_barrier", "ttng.inval_barrier", "ttg.local_alloc", "ttg.local_dealloc",
+            "ttng.fence_async_shared", "ttg.warp_specialize"}
 
 
 @dataclass
