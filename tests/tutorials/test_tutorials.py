@@ -1,7 +1,19 @@
-"""Execute every notebook in tutorials/ with nbclient (compile-only mode without a GPU)."""
+"""Execute every notebook in tutorials/ with nbclient, compile-only, and check what it shows.
+
+Every tutorial: runs clean (no error output, no traceback), shows at least one Report, every Report is
+valid against the schema and within the size budget, the executed notebook stays under 5 MB. Tutorial 01
+also: one Report per step, with the stages, kinds, roles and register budgets, diffs, checks, bench and
+timeline sections expected, and its knob widgets re-run a step with the values turned.
+
+The kernels run with ``TLX_WORKBENCH_NO_GPU=1`` (compile-only even on a GPU machine) and a fresh
+workbench artifact cache (cold compiles, as in CI).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -9,13 +21,68 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
+from workbench.report import MIME_TYPE, validate  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "tutorials").glob("*.ipynb"))
+MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024  # an executed tutorial (issue 17's budget)
+MAX_REPORT_BYTES = 512 * 1024  # one Report output, all its representations
 
 pytestmark = pytest.mark.slow
 
+# Appended to tutorial 01 (and dropped before its size is measured): turn two knobs through the widgets' API.
+KNOB_PROBE = """
+import json as _json
+_try3 = knobs3.try_config(NUM_STAGES=3, CONSUMER_REGS=120)
+_try2 = knobs2.try_config(num_warps=4)
+print("KNOBS " + _json.dumps({"base3": knobs3.rows[0], "try3": _try3, "base2": knobs2.rows[0], "try2": _try2}))
+"""
 
-def _outputs_text(cell) -> str:
+
+def execute(path: Path, probes: tuple[str, ...] = ()) -> tuple[object, list[object], float]:
+    """(the executed notebook without the probes, the executed probe cells, seconds)."""
+    nb = nbformat.read(path, as_version=4)
+    n = len(nb.cells)
+    nb.cells.extend(nbformat.v4.new_code_cell(p.strip()) for p in probes)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=False,
+                                     resources={"metadata": {"path": str(path.parent)}})
+    t0 = time.perf_counter()
+    client.execute()
+    seconds = time.perf_counter() - t0
+    probe_cells = nb.cells[n:]
+    del nb.cells[n:]
+    return nb, probe_cells, seconds
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compile_only(tmp_path_factory):
+    """The notebook kernels inherit this environment: no GPU, and an empty artifact cache."""
+    saved = {k: os.environ.get(k) for k in ("TLX_WORKBENCH_NO_GPU", "TLX_WORKBENCH_CACHE_DIR")}
+    os.environ["TLX_WORKBENCH_NO_GPU"] = "1"
+    os.environ["TLX_WORKBENCH_CACHE_DIR"] = str(tmp_path_factory.mktemp("wb-tutorial-cache"))
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def executed():
+    """Each tutorial executed once per module: {name: (notebook, probe cells, seconds)}."""
+    done: dict[str, tuple] = {}
+
+    def get(path: Path):
+        if path.name not in done:
+            probes = (KNOB_PROBE,) if path.name.startswith("01-") else ()
+            done[path.name] = execute(path, probes)
+        return done[path.name]
+
+    return get
+
+
+def text_of(cell) -> str:
     parts = []
     for o in cell.get("outputs", []):
         if o.get("output_type") == "stream":
@@ -25,23 +92,97 @@ def _outputs_text(cell) -> str:
     return "".join(parts)
 
 
+def reports_of(nb) -> list[tuple[int, dict, int]]:
+    """(cell index, Report JSON, bytes of the whole output) for every Report the notebook shows."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = o.get("data", {})
+            if MIME_TYPE in data:
+                out.append((i, data[MIME_TYPE], len(json.dumps(data))))
+    return out
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_executes(path, tmp_path):
-    nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(
-        nb, timeout=900, kernel_name="python3", allow_errors=False, resources={"metadata": {"path": str(tmp_path)}}
-    )
-    client.execute()
-    text = "\n".join(_outputs_text(c) for c in nb.cells if c.cell_type == "code")
-    assert "Traceback" not in text
-    if path.name.startswith("01-"):
-        import torch
+def test_tutorial_runs_clean_with_reports(path, executed):
+    nb, _, seconds = executed(path)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert not errors, errors[0]
+    for c in nb.cells:
+        if c.cell_type == "code":
+            assert "Traceback" not in text_of(c), text_of(c)[-2000:]
+            assert all(o.get("name") != "stderr" or "Error" not in o.get("text", "") for o in c.get("outputs", []))
+    reports = reports_of(nb)
+    assert reports, f"{path.name}: no %%tlx Report"
+    for i, data, size in reports:
+        validate(data)
+        assert size <= MAX_REPORT_BYTES, f"{path.name} cell {i}: a Report of {size} bytes"
+    size = len(nbformat.writes(nb).encode())
+    assert size <= MAX_NOTEBOOK_BYTES, f"{path.name}: {size} bytes executed"
+    print(f"{path.name}: executed compile-only in {seconds:.1f} s, {size / 1e6:.2f} MB, {len(reports)} Reports")
 
-        if not torch.cuda.is_available():
-            assert "compile-only mode" in text
-            assert "On a GPU this cell also shows" in text
-        assert "warp-specialized" in text and "setmaxnreg" in text
+
+STEPS = [  # tutorial 01: (kernel, kind, roles' (warps, registers), diffed against a previous step, timeline)
+    ("dot_gemm", "triton", [], False, False),
+    ("tma_gemm", "tlx", [], True, True),
+    ("ws_coop_gemm", "tlx", [(4, 40), (4, 232), (4, 232)], True, True),
+    ("pingpong_gemm", "tlx", [(4, 40), (4, 232), (4, 232)], True, True),
+]
 
 
-def test_there_is_a_tutorial():
-    assert any(p.name == "01-producer-consumer-gemm.ipynb" for p in NOTEBOOKS)
+def _tutorial01() -> Path:
+    path = ROOT / "tutorials" / "01-producer-consumer-gemm.ipynb"
+    assert path in NOTEBOOKS
+    return path
+
+
+def test_tutorial01_writes_each_step_in_its_cell(executed):
+    nb, _, _ = executed(_tutorial01())
+    reports = [data for _, data, _ in reports_of(nb)]
+    assert [r["kernel"]["name"] for r in reports] == [s[0] for s in STEPS]
+    for r, (name, kind, roles, diffed, timeline) in zip(reports, STEPS, strict=True):
+        assert r["kernel"]["kind"] == kind, name
+        assert r["kernel"]["source"]["in_cell"], f"{name} is not written in its %%tlx cell"
+        assert {"ttir", "ttgir", "llir", "ptx", "sass"} <= {s["name"] for s in r["stages"]}, name
+        assert [(t["num_warps"], t["registers"]) for t in r["metadata"]["tasks"]] == roles, name
+        assert r["metadata"]["spills"] == 0, name
+        assert (r["previous"] is not None) == diffed, name
+        checks = [c for run in r["runs"] for c in run.get("checks", [])]
+        assert [c["status"] for c in checks] == ["skipped"], name  # compile-only: said, not silently passed
+        kinds = {m["kind"]: m for m in r["measurements"]}
+        assert kinds["bench"]["status"] == "skipped" and kinds["bench"]["reason"], name
+        assert kinds["roofline"]["status"] == "ok", name  # static point from --flops/--bytes
+        assert (r["timeline"] is not None) == timeline, name
+        if timeline:
+            assert r["timeline"]["status"] == "skipped" and "GPU" in r["timeline"]["reason"], name
+    text = "\n".join(text_of(c) for c in nb.cells if c.cell_type == "code")
+    assert "compile-only mode" in text and "On a GPU this step also shows" in text
+    assert "warp-specialized" in text and "setmaxnreg" in text and "named-barrier ops (PTX)" in text
+
+
+@pytest.mark.parametrize("step", [
+    *[s[0] for s in STEPS[:3]],
+    pytest.param("pingpong_gemm", marks=pytest.mark.xfail(strict=True, reason=(
+        "workbench.check reports first-wait-passes on consumer 1's first wait (phase 1 on a slot consumer 0 "
+        "used first): the named-barrier hand-over orders it after consumer 0's wait; the rule does not model it"))),
+])
+def test_tutorial01_static_checks_find_no_error(executed, step):
+    nb, _, _ = executed(_tutorial01())
+    r = next(data for _, data, _ in reports_of(nb) if data["kernel"]["name"] == step)
+    assert not [f for f in r["findings"] if f.get("severity") == "error"], r["findings"]
+
+
+def test_tutorial01_knobs_rerun_a_step(executed):
+    nb, probes, _ = executed(_tutorial01())
+    widgets = [c for c in nb.cells if c.cell_type == "code" and "W.knobs(" in c.source]
+    assert len(widgets) == 3
+    for c in widgets:
+        assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in c["outputs"])
+    line = next(ln for ln in text_of(probes[0]).splitlines() if ln.startswith("KNOBS "))
+    k = json.loads(line[len("KNOBS "):])
+    # a shallower ring needs less shared memory; a budget below what the consumers need is ignored by ptxas
+    assert k["try3"]["shared KiB"] < k["base3"]["shared KiB"] and k["try3"]["fits"]
+    assert "C7507" in k["try3"]["ptxas"] and "consumer.0 4w/120r" in k["try3"]["roles"]
+    # a 128x256 fp32 accumulator on one warpgroup: 256 registers a thread, spills
+    assert k["base2"]["spilled bytes"] == 0 and k["try2"]["spilled bytes"] > 0
+    assert k["base2"]["check"] == "not run" and k["try2"]["check"] == "compiled only"
