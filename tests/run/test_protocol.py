@@ -82,3 +82,11 @@ def test_kernel_ref_names_the_triton_cache_files_and_the_worker_loads_them():
     with pytest.raises(UnsendableArgument):
         kernel_ref(object(), [])
     assert KernelRef("callable", "f", "m:f").files == {}
+
+
+def test_launch_grid_counts_clusters_as_utlx_does():
+    from workbench.run.launching import launch_grid
+
+    assert launch_grid((8,), {}) == (8, 1, 1)
+    assert launch_grid((8, 2), {"ctas_per_cga": (2, 1, 1)}) == (4, 2, 1)  # 8 CTAs in clusters of 2
+    assert launch_grid((6, 1, 3), {"ctas_per_cga": (1, 1, 1)}) == (6, 1, 3)

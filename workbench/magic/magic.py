@@ -260,9 +260,9 @@ class TlxMagics(Magics):
             r.measurements.extend(sections.bench(e, args, self.shell.user_ns, device))
         if primary and args.timeline:
             r.timeline = sections.timeline(e, device)
-        note = sections.not_ran(e, r.kernel["kind"], args.compile_only)
-        if note:
-            r.diagnostics.append(note)
+        for note in (sections.not_ran(e, r.kernel["kind"], args.compile_only), sections.isolation_note(e)):
+            if note:
+                r.diagnostics.append(note)
         if args.diff is not None:
             note = sections.diff(r, args.diff, self.shell.user_ns, self.history, self._cell_id)
             if note:

@@ -15,8 +15,8 @@ from workbench.report.report import _now
 from workbench.run.capture import Capture, Captured, describe_arguments
 from workbench.run.verify import CheckSpec, evaluate, skipped
 
-__all__ = ["after_bench", "bench", "diff", "findings", "not_ran", "output_checks", "stage_list", "timeline",
-           "unknown_stages"]
+__all__ = ["after_bench", "bench", "diff", "findings", "isolation_note", "not_ran", "output_checks", "stage_list",
+           "timeline", "unknown_stages"]
 
 
 def output_checks(specs: list[CheckSpec], args: Any, entries: list[Captured], ns: dict[str, Any],
@@ -150,6 +150,21 @@ def not_ran(entry: Captured, kind: str, compile_only: bool) -> dict[str, Any] | 
             else f"{kind} kernels need a GPU to run; Triton's interpreter runs only plain tl.* kernels")
     return {"severity": "info", "source": "run", "line": None, "col": None,
             "message": f"nothing ran: {entry.runs[-1]['reason']}", "hint": None if compile_only else hint}
+
+
+def isolation_note(entry: Captured) -> dict[str, Any] | None:
+    """Where the launches ran and what isolation cost per launch (from the run records' ``isolation``)."""
+    iso = [r["isolation"] for r in entry.runs if (r.get("isolation") or {}).get("mode") == "worker"
+           and r["isolation"].get("overhead_ms") is not None]
+    if not iso:
+        return None
+    over = sorted(i["overhead_ms"] for i in iso)
+    kern = sorted(i["kernel_ms"] for i in iso if i.get("kernel_ms") is not None)
+    n = len(iso)
+    kernel = f", launch to GPU done {kern[len(kern) // 2]:.3g} ms" if kern else ""
+    return {"severity": "info", "source": "run", "line": None, "col": None, "hint": "--no-isolate launches in the "
+            "notebook's process (no watchdog)", "message": f"ran in the isolated worker (pid {iso[-1]['worker_pid']}): "
+            f"isolation added {over[n // 2] * 1e3:.0f} us per launch (median of {n}){kernel}"}
 
 
 def unknown_stages(spec: str | None, available: list[str]) -> dict[str, Any] | None:
