@@ -157,7 +157,8 @@ def run_kernel(name: str, case: dict[str, Any], out: Path, data_dir: Path, stamp
     work = Path("/tmp") / f"tlx-timeline-{name}"
     if case["record"] is not None:
         kernel, grid, args, kwargs = case["record"]
-        tl = record(kernel, grid, *args, events_per_warp=case["events_per_warp"], level="fine", workdir=work, log=say)
+        tl = record(kernel, grid, *args, events_per_warp=case["events_per_warp"], level="fine", workdir=work, log=say,
+                    **kwargs)
     else:  # Meta's tutorial through its own attention(): three 4-warp roles (default, two consumers)
         tl = timeline_of(case["fn"], spec=default_spec(None, num_warps=12, events_per_warp=case["events_per_warp"]),
                          level="fine", workdir=work, log=say)

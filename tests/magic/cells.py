@@ -72,7 +72,7 @@ def ew_kernel(x_ptr, y_ptr, n_elements, TILES: tl.constexpr, BLOCK: tl.constexpr
     pid = tl.program_id(0)
     bufs = tlx.local_alloc((BLOCK,), tl.float32, NUM_BUF)
     full = tlx.alloc_barriers(num_barriers=NUM_BUF, arrive_count=1)
-    empty = tlx.alloc_barriers(num_barriers=NUM_BUF, arrive_count=128)
+    empty = tlx.alloc_barriers(num_barriers=NUM_BUF, arrive_count=1)
     with tlx.async_tasks():
         with tlx.async_task("default"):
             for t in range(TILES):

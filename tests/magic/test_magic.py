@@ -20,6 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from workbench.report import MIME_TYPE, Report, validate
+from workbench.report.packing import unpack_stage
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -88,7 +89,7 @@ def test_cell_compiles_launch_and_reports(ip, has_gpu):
     names = [s["name"] for s in d["stages"]]
     assert names[:4] == ["ttir", "ttgir", "llir", "ptx"] and "sass" in names
     assert d["view"]["stages_first"] == ["ttgir", "ptx"]
-    ttgir = next(s for s in d["stages"] if s["name"] == "ttgir")
+    ttgir = unpack_stage(next(s for s in d["stages"] if s["name"] == "ttgir"))
     assert ttgir["line_map"][str(ADD_LOAD_LINE)]  # the cell's tl.load line maps into TTGIR
     lines = ttgir["text"].splitlines()
     assert any("tt.load" in lines[i - 1] for i in ttgir["line_map"][str(ADD_LOAD_LINE)])
@@ -213,7 +214,7 @@ def test_diff_against_previous_run(ip):
     assert "-    tl.store(out_ptr + offs, x + y, mask=mask)" in p["source_diff"]
     assert "+    tl.store(out_ptr + offs, x - y, mask=mask)" in p["source_diff"]
     assert any(s["status"] == "changed" for s in p["stages"])
-    assert "Diff against the previous run" in outputs[0].data["text/html"]
+    assert "Diff against run " in outputs[0].data["text/html"]
     # against a Report in a variable
     res, outputs, _ = run(ip, "%%tlx --diff changed\n" + WRONG)
     assert reports(outputs)[0]["previous"]["same_key"]
@@ -276,7 +277,7 @@ def test_tlx_kernel(ip, has_gpu):
     assert d["kernel"]["kind"] == "tlx" and d["kernel"]["source"]["in_cell"]
     names = [s["name"] for s in d["stages"]]
     assert names == ["ttir", "ttgir", "llir", "ptx", "sass"]
-    ttgir = next(s for s in d["stages"] if s["name"] == "ttgir")
+    ttgir = unpack_stage(next(s for s in d["stages"] if s["name"] == "ttgir"))
     assert str(TLX_STORE_LINE) in ttgir["line_map"]
     assert "ttg.warp_specialize" in ttgir["text"]
     tasks = d["metadata"]["tasks"]

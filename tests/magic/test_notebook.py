@@ -111,7 +111,7 @@ def test_diff_shows_the_change(executed):
     p = b[MIME_TYPE]["previous"]
     assert p is not None and "x - y" in p["source_diff"]
     assert any(s["status"] == "changed" for s in p["stages"])
-    assert "Diff against the previous run" in b["text/html"]
+    assert "Diff against run " in b["text/html"]
 
 
 def test_nbconvert_html_shows_the_fallback_with_stages(executed):

@@ -15,6 +15,7 @@ from typing import Any
 from workbench.analyse.srcmap import stage_locations
 from workbench.compile.triton_reach import warp_groups
 
+MAX_REGISTERS = 256  # setmaxnreg's ceiling per thread
 _MODULE_WARPS = re.compile(r'"ttg\.num-warps"\s*=\s*(\d+)')
 _DEFAULT = re.compile(r"^\s*default\s*\{\s*$")
 _PARTITION = re.compile(r"^\s*partition(\d+)\(.*\)\s*num_warps\((\d+)\)\s*\{\s*$")
@@ -48,7 +49,8 @@ def tasks_of(ttgir: str, gpu_target: Any, to_user_line: Callable[[str, int], int
         tasks.append({
             "partition": part,
             "num_warps": warps,
-            "registers": actual[slot] if slot < len(actual) else None,
+            # the pass may hand the default task more than setmaxnreg can give (256); the lowering caps it there
+            "registers": min(actual[slot], MAX_REGISTERS) if slot < len(actual) else None,
             "requested_registers": None if part is None or part >= len(requested) else requested[part],
             "start_warp": 0 if part is None else (start_ids[part] if part < len(start_ids) else None),
             "first_line": _first_user_line(locs, begin, end, to_user_line),

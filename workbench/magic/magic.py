@@ -326,7 +326,9 @@ def _select(cap: Capture, args: Any, cell: Cell) -> tuple[list[Captured], Captur
             _errors.fail_at_magic_line(
                 WorkbenchError(f"--kernel {args.kernel}: no kernel of that name was compiled or launched in this cell",
                                hint=f"kernels captured: {names}"), cell, args.kernel)
-    primary = next((e for e in reversed(shown) if e.runs), shown[-1] if shown else None)
+    # the kernel launched last (under an autotuner: the config it chose), else the last compiled
+    launched = [e for e in shown if e.last_launch]
+    primary = max(launched, key=lambda e: e.last_launch) if launched else (shown[-1] if shown else None)
     return shown, primary
 
 

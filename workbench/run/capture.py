@@ -55,6 +55,7 @@ class Captured:
     bound: dict[str, Any] = field(default_factory=dict)
     grid: tuple[int, ...] | None = None
     order: int = 0
+    last_launch: int = 0  # the capture's launch counter at this kernel's latest launch (0: never launched)
 
     @property
     def name(self) -> str:
@@ -115,6 +116,7 @@ class Capture:
         self.compile_only = compile_only
         self.interpret = interpret
         self.auto_interpret = auto_interpret
+        self._launch_seq = 0
         self.entries: dict[str, Captured] = {}  # artifact key -> Captured, in capture order
         self._by_sig: dict[Any, Captured] = {}
         self.suspended = 0
@@ -333,6 +335,8 @@ class Capture:
             "checks": [],
         }
         entry.launches += 1
+        self._launch_seq += 1
+        entry.last_launch = self._launch_seq
         entry.bound, entry.grid = bound, gtuple
         if len(entry.runs) < MAX_RUNS:
             entry.runs.append(run)

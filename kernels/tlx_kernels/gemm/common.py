@@ -34,6 +34,7 @@ from tlx_kernels.gemm.tuning import (
     feasible,
     problem_key,
     smem_bytes,
+    tuned_matmul,
     variants,
 )
 
@@ -272,6 +273,7 @@ __all__ = [
     "store_tile",
     "tile_coords",
     "tma_operand",
+    "tuned_matmul",
     "Tuner",
     "variants",
 ]
