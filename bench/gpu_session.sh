@@ -36,7 +36,7 @@ run_part() {  # name timeout command...
 for p in "${parts[@]}"; do
   case $p in
     env) run_part env 60 bash -c 'nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv; python3 -c "import torch, triton, sys, triton.language.extra.tlx as tlx; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.cuda.get_device_name(), tlx.__name__)"' ;;
-    tests) run_part gpu-tests 420 python3 bench/gpu_tests.py -x -q ;;
+    tests) run_part gpu-tests 420 python3 bench/gpu_tests.py -q ${GPU_TESTS:-tests} ;;
     gemm-sweep) run_part gemm-sweep $((${GEMM_SWEEP_S:-240} + 60)) python3 bench/gemm.py --sweep --budget-s ${GEMM_SWEEP_S:-240} ;;
     attention-sweep) run_part attention-sweep $((${ATTN_SWEEP_S:-240} + 60)) python3 bench/attention.py --sweep --budget-s ${ATTN_SWEEP_S:-240} ;;
     broadcast-sweep) run_part broadcast-sweep $((${BCAST_SWEEP_S:-150} + 45)) python3 bench/broadcast.py --sweep --budget-s ${BCAST_SWEEP_S:-150} ;;
