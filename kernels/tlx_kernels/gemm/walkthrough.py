@@ -17,33 +17,20 @@ import functools
 import html
 import math
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tlx_kernels.gemm import common as C
 
-__all__ = [
-    "ATOL",
-    "RTOL",
-    "Knobs",
-    "facts",
-    "knobs",
-    "measured",
-    "output",
-    "persistent_grid",
-    "show_step",
-    "summary_table",
-    "tiles_grid",
-    "tma_args",
-]
+__all__ = ["ATOL", "RTOL", "Knobs", "facts", "knobs", "measured", "output", "persistent_grid", "ptxas_warnings",
+           "show_step", "summary_table", "tiles_grid", "tma_args"]
 
 # Tolerances of the tutorial's checks (fp32 accumulation, fp16/bf16 output; K up to 8192, values ~sqrt(K)):
 # cuBLAS and our kernels sum in different orders, so outputs near zero differ by more than a relative bound.
 ATOL, RTOL = 0.1, 0.02
 
-# ------------------------------------------------------------------------------------------------
-# host side of a step
-# ------------------------------------------------------------------------------------------------
+# --- host side of a step --------------------
 
 
 def output(a: Any, b: Any) -> Any:
@@ -68,9 +55,7 @@ def persistent_grid(M: int, N: int, BM: int, BN: int, device: Any = None) -> tup
     return (max(1, min(tiles_grid(M, N, BM, BN)[0], C.num_sms(device))),)
 
 
-# ------------------------------------------------------------------------------------------------
-# what a step changed
-# ------------------------------------------------------------------------------------------------
+# --- what a step changed --------------------
 
 _MAXNREG = re.compile(r"setmaxnreg\.(\w+)\.sync\.aligned\.u32\s+(\d+)")
 _PTXAS_WARNING = re.compile(r"\((C\d+)\)\s*([^\n]+)")
@@ -87,12 +72,8 @@ def _acc_layout(art: Any) -> str:
 
 def _budgets(md: Any) -> str:
     """The roles' warps and register budgets from the compile's task metadata (setmaxnreg), or '-'."""
-    tasks = (md.to_dict() if hasattr(md, "to_dict") else dict(md)).get("tasks") or []
-    parts = []
-    for t in tasks:
-        role = "producer" if t.get("partition") is None else f"consumer.{t['partition']}"
-        parts.append(f"{role} {t.get('num_warps')}w/{t.get('registers')}r")
-    return ", ".join(parts) or "-"
+    return ", ".join(("producer" if t.get("partition") is None else f"consumer.{t['partition']}")
+                     + f" {t.get('num_warps')}w/{t.get('registers')}r" for t in md.tasks or []) or "-"
 
 
 def ptxas_warnings(art: Any) -> list[str]:
@@ -197,29 +178,34 @@ def _timeline_lines(tl: dict[str, Any]) -> list[str]:
     return lines
 
 
+_LONG = ("roles (warps/registers)", "setmaxnreg", "accumulator layout")
+
+
+def _facts_lines(f: dict[str, Any], p: dict[str, Any] | None) -> list[str]:
+    """Short facts as columns (before, now, '<-' where they differ), long ones as 'before:'/'now:' lines."""
+    if p is None:
+        return [f"{k:26s} {v}" for k, v in f.items()]
+    lines = [f"{'fact':26s} {p['kernel'][:16]:>16s}   {f['kernel'][:16]:>16s}"]
+    lines += [f"{k:26s} {p.get(k)!s:>16s}   {v!s:>16s}" + ("  <-" if p.get(k) != v else "")
+              for k, v in f.items() if k not in ("kernel", *_LONG)]
+    for k in _LONG:
+        mark = "  <-" if p.get(k) != f[k] else ""
+        lines += [f"{k}{mark}", f"  before: {p.get(k)}", f"  now:    {f[k]}"]
+    return lines
+
+
 def show_step(report: Any, prev: Any = None, cublas: Any = None) -> None:
     """Print what this step changed (compiler facts before/now), its check, and what was measured (or would be)."""
-    f = facts(report)
-    if prev is not None:
-        p = facts(prev)
-        print(f"{'fact':26s} {p['kernel'][:24]:>24s}   {f['kernel'][:24]:>24s}")
-        for k, v in f.items():
-            if k not in ("kernel", "accumulator layout"):
-                print(f"{k:26s} {p.get(k)!s:>24s}   {v!s:>24s}" + ("  <-" if p.get(k) != v else ""))
-        print(f"accumulator layout before: {p['accumulator layout']}")
-        print(f"accumulator layout now:    {f['accumulator layout']}")
-    else:
-        for k, v in f.items():
-            print(f"{k:26s} {v}")
+    print("\n".join(_facts_lines(facts(report), facts(prev) if prev is not None else None)))
     m = measured(report)
     print(f"\ncheck: {m['check'] or 'none'}")
     if m["tflops"] is not None:
         vs = f", {m['tflops'] / cublas.tflops:.2f}x cuBLAS ({cublas.tflops:.0f})" if cublas is not None else ""
         print(f"measured: {m['tflops']:.1f} TFLOP/s, median {m['median_us']:.1f} us{vs}\n  ({m['bench']})")
     else:
-        print(f"not timed: {m['bench'] or 'no --bench'}\n{GPU_NOTE}")
+        print(f"not timed: {m['bench'] or 'no --bench'}\n" + textwrap.fill(GPU_NOTE, 110))
     if isinstance(m["timeline"], dict):
-        print("timeline (per role, all CTAs recorded):\n" + "\n".join(_timeline_lines(m["timeline"])))
+        print("timeline (per role):\n" + "\n".join(_timeline_lines(m["timeline"])))
     elif m["timeline"]:
         print(f"timeline: {m['timeline']}")
 
@@ -238,9 +224,7 @@ def summary_table(reports: dict[str, Any], cublas: Any = None) -> str:
     return "\n".join(rows)
 
 
-# ------------------------------------------------------------------------------------------------
-# knobs: re-run a step with other values
-# ------------------------------------------------------------------------------------------------
+# --- knobs: re-run a step with other values --------------------
 
 
 class Knobs:
@@ -421,10 +405,14 @@ class Knobs:
             self._widget = w.VBox([w.HBox(controls), status, w.HTML(self._html())])
         return self._widget
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The live widget, with the table as HTML and text for front ends without it (an executed notebook
+        opened untrusted, nbconvert, a terminal)."""
+        data = dict(self.widget._repr_mimebundle_())
+        knobs = ", ".join(f"{k} {self.choices[k]}" for k in self.choices)
+        data["text/html"] = f"<p>Knobs ({html.escape(knobs)}): run the notebook to turn them.</p>{self._html()}"
+        data["text/plain"] = self.text()
+        return data
 
 
 def knobs(run: Callable[[dict[str, Any]], Any], config: dict[str, Any], base: Any = None, *, a: Any = None,
