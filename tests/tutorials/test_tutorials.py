@@ -186,3 +186,50 @@ def test_tutorial01_knobs_rerun_a_step(executed):
     # a 128x256 fp32 accumulator on one warpgroup: 256 registers a thread, spills
     assert k["base2"]["spilled bytes"] == 0 and k["try2"]["spilled bytes"] > 0
     assert k["base2"]["check"] == "not run" and k["try2"]["check"] == "compiled only"
+
+
+# The ops that make each algorithm (PTX): wgmma issue and waits, TMA copies, mbarrier waits and arrivals,
+# register budgets, the hand-over named barriers (ids 9-15).
+_PTX_OPS = {
+    "wgmma": r"wgmma\.mma_async",
+    "wgmma wait": r"wgmma\.wait_group\.sync\.aligned\s+\d+",
+    "tma load": r"cp\.async\.bulk\.tensor\.\dd\.shared::\w+\.global",
+    "tma store": r"cp\.async\.bulk\.tensor\.\dd\.global\.shared",
+    "mbarrier wait": r"mbarrier\.try_wait",
+    "mbarrier arrive": r"mbarrier\.arrive",
+    "setmaxnreg": r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+\d+",
+    "named barrier": r"bar\.(?:sync|arrive)\s+(?:9|1[0-5]), \d+;",
+}
+LIBRARY = {"tma_gemm": "tma_pipelined", "ws_coop_gemm": "ws_cooperative", "pingpong_gemm": "ws_pingpong"}
+
+
+def _ptx_mix(ptx: str) -> dict[str, list[str]]:
+    import re
+
+    return {k: sorted(" ".join(m.split()) for m in re.findall(p, ptx)) for k, p in _PTX_OPS.items()}
+
+
+@pytest.mark.parametrize("step", list(LIBRARY))
+def test_tutorial01_kernels_are_the_library_algorithms(executed, step):
+    """The tutorial's kernels are written to be read, the library's are tested on the H200: the same
+    config compiles to the same wgmma, TMA, barrier and register-budget instructions."""
+    import importlib
+
+    import torch
+
+    import workbench
+    from workbench.report.packing import unpack_stage
+
+    nb, _, _ = executed(_tutorial01())
+    r = next(data for _, data, _ in reports_of(nb) if data["kernel"]["name"] == step)
+    ours = next(unpack_stage(s)["text"] for s in r["stages"] if s["name"] == "ptx")
+    constexprs = {a["name"]: a["value"] for a in r["runs"][-1]["arguments"] if a["kind"] == "constexpr"}
+    mod = importlib.import_module(f"tlx_kernels.gemm.{LIBRARY[step]}")
+    launch_warps = r["metadata"]["num_warps"] - sum(t["num_warps"] for t in r["metadata"]["tasks"][1:])
+    cfg = {k: v for k, v in constexprs.items() if k in {*mod.DEFAULT, "CONSUMER_REGS"}} | {"num_warps": launch_warps}
+    a = torch.empty(4096, 4096, dtype=torch.bfloat16)
+    args, kwargs, _, _ = mod.prepare(a, a, cfg)
+    lib = workbench.compile(mod.kernel, *args, target="sm_90", **kwargs).stages["ptx"]
+    mine, theirs = _ptx_mix(ours), _ptx_mix(lib)
+    assert all(mine[k] for k in ("wgmma", "wgmma wait", "tma load", "tma store", "mbarrier wait")), mine
+    assert mine == theirs
