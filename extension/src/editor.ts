@@ -142,7 +142,14 @@ export class CodePane {
     });
   }
 
+  /** The line under the pointer. From the DOM line element when there is one: exact even while
+   * the page is still moving (coordinates go through CodeMirror's last measurement, which lags a
+   * layout change by a frame, so a click right after one could land on the line above). */
   private lineAt(view: EditorView, ev: MouseEvent): number | null {
+    const target = ev.target instanceof Element ? ev.target.closest('.cm-line') : null;
+    if (target && view.contentDOM.contains(target)) {
+      return view.state.doc.lineAt(view.posAtDOM(target, 0)).number;
+    }
     const pos = view.posAtCoords({ x: ev.clientX, y: ev.clientY }, false);
     if (pos === null) {
       return null;

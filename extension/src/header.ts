@@ -141,12 +141,9 @@ export function renderHeader(host: HTMLElement, r: Report, opts: HeaderOptions):
     buttons.append(b);
   }
   host.append(title, facts(r), buttons);
-  const status = statusBlock(r);
-  const found = issues(r, opts.onLine);
-  if (status) {
-    host.append(status);
-  }
-  if (found) {
-    host.append(found);
+  // what ran, was measured, found: scrolls within a few lines so the code keeps its room
+  const notes = el('div', { class: 'tlx-notes' }, statusBlock(r), issues(r, opts.onLine));
+  if (notes.childElementCount) {
+    host.append(notes);
   }
 }

@@ -223,7 +223,8 @@ export class ReportViewer extends Widget {
       pick.push(sel);
     }
     pick.push(...first);
-    for (const pref of ['ptx', 'ttgir', 'sass']) {
+    // TTGIR (layouts, async tasks, barriers) and PTX beside it; then SASS
+    for (const pref of ['ttgir', 'ptx', 'sass']) {
       if (names.includes(pref)) {
         pick.push(pref);
       }
@@ -404,7 +405,12 @@ export class ReportViewer extends Widget {
       onHover: line => this.setHover(line === null ? null : { kind: 'stage', stage: name, line }),
       onClick: line => this.pin({ kind: 'stage', stage: name, line })
     });
-    col.pane.setMapped(Array.from(this.indexes[name]?.reverse.keys() ?? []));
+    const mapped = Array.from(this.indexes[name]?.reverse.keys() ?? []);
+    col.pane.setMapped(mapped);
+    if (mapped.length) {
+      // start where the kernel's code begins, not at a page of #loc / .file headers
+      col.pane.scrollToLine(Math.max(1, Math.min(...mapped) - 3));
+    }
     if (col.search.value) {
       col.pane.search(col.search.value);
     }

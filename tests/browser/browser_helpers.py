@@ -1,10 +1,13 @@
-"""Helpers for the browser tests: notebooks on disk and a synthetic Report (schema 1.0) with
-markup in every string."""
+"""Helpers for the browser tests: notebooks on disk and a synthetic Report with markup in every
+string (it validates against schema.json, so it cannot drift from what the Python side sends; the
+real payloads come from the tutorials in test_tutorials.py and the recorded examples)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from workbench.report.packing import pack_stage
 
 MIME = "application/vnd.tlx-workbench.report+json"
 
@@ -95,7 +98,7 @@ def evil_report(sass_lines: int = 50_000) -> dict:
         ]
     )
     return {
-        "schema_version": "1.0",
+        "schema_version": "2.0",
         "id": "evil0001",
         "created": "2025-01-01T00:00:00.000Z",
         "kernel": {
@@ -114,10 +117,10 @@ def evil_report(sass_lines: int = 50_000) -> dict:
             },
         },
         "cell": {"source": SOURCE, "filename": "<tlx-cell-evil>", "kernel_first_line": 4},
-        "stages": [
-            {"name": "ttgir", "language": "mlir", "text": ttgir, "line_map": {"9": [6], str(DOT_LINE): [7]}},
-            {"name": "ptx", "language": "ptx", "text": ptx, "line_map": ptx_map},
-            {"name": "sass", "language": "sass", "text": sass, "line_map": sass_map},
+        "stages": [  # as Report.to_dict stores them: PTX and SASS gzip+base64, the short TTGIR plain
+            pack_stage({"name": "ttgir", "language": "mlir", "text": ttgir, "line_map": {"9": [6], "11": [7]}}),
+            pack_stage({"name": "ptx", "language": "ptx", "text": ptx, "line_map": ptx_map}),
+            pack_stage({"name": "sass", "language": "sass", "text": sass, "line_map": sass_map}),
         ],
         "metadata": {
             "name": "evil_kernel",
@@ -203,8 +206,31 @@ def evil_report(sass_lines: int = 50_000) -> dict:
         "runs": [],
         "measurements": [
             {
+                "kind": "bench",
+                "status": "ok",
+                "reason": None,
+                "measured_by": f"workbench.measure.bench: cuda-events {EVIL}",
+                "device": "H100",
+                "when": "2025-01-01T00:00:00Z",
+                "timing": {
+                    "name": "evil_kernel",
+                    "median_ms": 0.0123,
+                    "p10_ms": 0.012,
+                    "p90_ms": 0.013,
+                    "runs": 100,
+                    "method": "cuda-events",
+                    "l2": "flushed",
+                    "stable": True,
+                    "tflops": 120.0,
+                },
+                "reference": None,
+                "ratio": None,
+                "errors": [],
+            },
+            {
                 "kind": "roofline",
                 "status": "ok",
+                "reason": None,
                 "measured_by": f"CUDA events {EVIL}",
                 "device": "H100 (ceilings)",
                 "when": "2025-01-01T00:00:00Z",
@@ -213,21 +239,34 @@ def evil_report(sass_lines: int = 50_000) -> dict:
                 "intensity": 42.7,
                 "bound": "memory",
                 "achieved_tflops": 120.0,
+                "ceilings_label": "H100 SXM, datasheet",
                 "points": [{"name": f"evil{EVIL}", "kind": "kernel", "intensity": 42.7, "tflops": 120.0}],
             },
         ],
         "timeline": {
             "kind": "timeline",
             "status": "ok",
+            "reason": None,
             "measured_by": "proton",
             "device": "H100",
             "when": "2025-01-01T00:00:00Z",
-            "unit": "cycles",
-            "events": [
-                {"role": "producer", "name": f"tma{EVIL}", "start": 0, "end": 100},
-                {"role": "consumer", "name": "wgmma", "start": 40, "end": 180},
+            "kernel": "evil_kernel",
+            "roles": [{"role": f"producer{EVIL}", "kind": "producer", "busy_fraction": 0.4, "waiting_fraction": 0.5}],
+            "lanes": [
+                {"cta": 0, "role": "producer", "category": "tma", "name": f"tma{EVIL}", "start_ns": 0, "dur_ns": 100},
+                {"cta": 0, "role": "consumer", "category": "mma", "name": "wgmma", "start_ns": 40, "dur_ns": 140},
             ],
         },
+        "findings": [
+            {
+                "rule": "wait-never-completes",
+                "severity": "error",
+                "line": DOT_LINE,
+                "message": f"finding {EVIL}",
+                "related": [{"line": 9, "message": f"related {EVIL}"}],
+                "hint": f"hint {EVIL}",
+            }
+        ],
         "diagnostics": [
             {"severity": "warning", "message": f"message {EVIL}", "line": DOT_LINE, "hint": f"hint {EVIL}"}
         ],

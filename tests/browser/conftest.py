@@ -102,6 +102,7 @@ def lab(tmp_path_factory):
             f"--IdentityProvider.token={token}",
             f"--ServerApp.root_dir={root}",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run commands, read cell outputs
             "--ServerApp.terminals_enabled=False",
         ],
         cwd=root,
@@ -157,7 +158,8 @@ def page(browser, artifacts, request):
     pg = ctx.new_page()
     pg.set_default_timeout(30_000)
     errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
+    pg.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
     pg.console_errors = errors  # type: ignore[attr-defined]
     yield pg
     try:

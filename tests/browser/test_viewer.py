@@ -8,6 +8,18 @@ import time
 
 import pytest
 from browser_helpers import DOT_LINE, EVIL, MIME, evil_report, write_notebook
+from lab_helpers import (
+    click_stable,
+    linked,
+    linked_source,
+    open_notebook,
+    pinned_line,
+    run_cell,
+    source_line,
+    wait_idle,
+)
+
+from workbench.report import validate
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -45,55 +57,7 @@ matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.s
 """
 
 
-KERNEL_IDLE = """() => Array.from(document.querySelectorAll('.jp-StatusBar-TextItem'))
-    .some(e => /\\|\\s*Idle\\s*$/.test(e.textContent || ''))"""
-
-
-def open_notebook(page, lab, name: str) -> None:
-    base, token, _ = lab
-    # A workspace of its own, reset: only this notebook is open (nothing restored from other tests).
-    ws = name.rsplit(".", 1)[0]
-    page.goto(f"{base}/lab/workspaces/{ws}/tree/{name}?token={token}&reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell .cm-content", timeout=90_000)
-    page.wait_for_function(KERNEL_IDLE, timeout=120_000)  # kernel started and connected
-
-
-def _prompt(cell) -> str:
-    return cell.locator(".jp-InputPrompt").inner_text().strip()
-
-
-def run_cell(page, index: int, key: str = "Control+Enter") -> None:
-    """Run one cell (command mode + Ctrl-Enter) and wait until the kernel took it."""
-    cell = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(index)
-    before = _prompt(cell)
-    for _ in range(3):
-        cell.locator(".jp-InputPrompt").click()
-        page.keyboard.press("Escape")
-        page.keyboard.press(key)
-        deadline = time.time() + 15
-        while time.time() < deadline:
-            now = _prompt(cell)
-            if now != before and re.search(r"\[(\d+|\*)\]", now):
-                return
-            page.wait_for_timeout(200)
-    raise AssertionError(f"cell {index} did not start running (prompt {_prompt(cell)!r})")
-
-
-def wait_idle(page, timeout: float = 240_000) -> None:
-    page.wait_for_function(
-        """() => !Array.from(document.querySelectorAll('.jp-Notebook .jp-InputPrompt'))
-                 .some(p => (p.textContent || '').includes('[*]'))""",
-        timeout=timeout,
-    )
-
-
-def source_line(viewer, text: str):
-    return viewer.locator(".tlx-source .cm-line", has_text=text).first
-
-
-def linked(viewer, stage: str) -> list[int]:
-    raw = viewer.locator(f'.tlx-stage[data-stage="{stage}"]').get_attribute("data-linked") or ""
-    return [int(x) for x in raw.split(",") if x]
+MATMUL_DOT_LINE = 1 + next(i for i, ln in enumerate(MATMUL_CELL.splitlines()) if "tl.dot" in ln)
 
 
 # --------------------------------------------------------------------------------------------
@@ -116,6 +80,7 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
     """A Report whose strings contain <script> and onerror= is shown as text and runs nothing."""
     _, _, root = lab
     report = evil_report()
+    validate(report)  # hand-made, but exactly what the schema (and so the Python side) allows
     (root / "evil.json").write_text(json.dumps(report))
     name = write_notebook(
         root,
@@ -138,7 +103,9 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
     assert page.locator(".tlx-html-fallback").count() == 0
     assert viewer.locator(".tlx-kernel-name").inner_text() == f"evil_kernel{EVIL}"
     assert viewer.locator("script, img, iframe, svg[onload]").count() == 0
-    assert EVIL in viewer.locator(".tlx-diag-msg").inner_text()
+    assert EVIL in viewer.locator(".tlx-diag-msg").first.inner_text()  # the finding
+    assert EVIL in viewer.locator(".tlx-related").inner_text()
+    assert viewer.locator(".tlx-bench").inner_text() == "median 0.01230 ms \u00b7 120.0 TFLOP/s"
     assert page.evaluate("window.__tlxPwned") is None
 
     # Header facts.
@@ -149,8 +116,8 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
 
     # view.stages_first puts PTX first; clicking the tl.dot line highlights its PTX lines.
     assert viewer.locator('.tlx-stage-picker[data-column="0"]').input_value() == "ptx"
-    source_line(viewer, "tl.dot").click()
-    page.wait_for_timeout(300)
+    click_stable(source_line(viewer, "tl.dot"))
+    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned source line {DOT_LINE} ")
     ptx_lines = linked(viewer, "ptx")
     assert len(ptx_lines) == 3, ptx_lines
     hl = viewer.locator('.tlx-stage[data-stage="ptx"] .cm-line.tlx-linked')
@@ -161,14 +128,18 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
 
     # Reverse direction: hover a PTX line, the source line lights up.
     hl.nth(0).hover()
-    page.wait_for_timeout(200)
-    assert viewer.get_attribute("data-linked-source") == str(DOT_LINE)
+    expect(viewer).to_have_attribute("data-linked-source", str(DOT_LINE))
+    # A click on a finding pins its line.
+    viewer.locator(".tlx-finding .tlx-diag-line").click()
+    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned source line {DOT_LINE} ")
 
     # A 50,000-line SASS: switch, the mapped HGMMA line is scrolled to and highlighted,
     # and CodeMirror keeps the DOM small.
     viewer.locator('.tlx-stage-picker[data-column="0"]').select_option("sass")
-    source_line(viewer, "tl.dot").click()  # unpin
-    source_line(viewer, "tl.dot").click()  # pin again
+    click_stable(source_line(viewer, "tl.dot"))  # unpin
+    expect(viewer.locator(".tlx-status")).not_to_contain_text("pinned")
+    click_stable(source_line(viewer, "tl.dot"))  # pin again
+    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned source line {DOT_LINE} ")
     sass = viewer.locator('.tlx-stage[data-stage="sass"]')
     # a 50,000-line stage takes a moment to lay out on a loaded machine: wait for it, not a fixed time
     expect(sass.locator(".cm-line.tlx-linked", has_text="HGMMA")).to_have_count(1, timeout=15_000)
@@ -182,11 +153,15 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
     assert viewer.locator('.tlx-stage-col[data-column="0"] .tlx-search-count').inner_text() == "1/1"
     assert sass.locator(".tlx-search-current").count() == 1
 
-    # Two stages side by side.
+    # Two stages side by side; picking the other column's stage swaps them (never one stage twice).
     viewer.locator(".tlx-split-toggle").check()
     viewer.locator('.tlx-stage-picker[data-column="1"]').select_option("ptx")
-    page.wait_for_timeout(300)
+    expect(viewer.locator('.tlx-stage[data-stage="ptx"]')).to_have_attribute("data-linked", re.compile(r"\d"))
     assert len(linked(viewer, "ptx")) == 3
+    viewer.locator('.tlx-stage-picker[data-column="1"]').select_option("sass")
+    pickers = [viewer.locator(f'.tlx-stage-picker[data-column="{i}"]').input_value() for i in (0, 1)]
+    assert pickers == ["ptx", "sass"], pickers
+    assert viewer.locator(".tlx-stage").count() == 2
 
     # Layouts: table and drawings (distributed and shared).
     viewer.locator('.tlx-tab[data-tab="layouts"]').click()
@@ -210,6 +185,7 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
     assert "CUDA events" in viewer.locator(".tlx-roofline-pane .tlx-plot-caption").inner_text()
     viewer.locator('.tlx-tab[data-tab="timeline"]').click()
     viewer.locator(".tlx-timeline-pane .js-plotly-plot").wait_for(timeout=60_000)
+    assert EVIL in viewer.locator(".tlx-timeline-pane .tlx-roles").inner_text()
     page.wait_for_timeout(500)
     page.screenshot(path=str(artifacts / "evil-timeline.png"))
     assert page.evaluate("window.__tlxPwned") is None
@@ -254,14 +230,23 @@ def test_tlx_cell_viewer_and_docked_view(page, lab, artifacts):
     picker = viewer.locator('.tlx-stage-picker[data-column="0"]')
     if picker.input_value() != "ptx":
         picker.select_option("ptx")
-    source_line(viewer, "tl.dot").click()
-    page.wait_for_timeout(300)
+    scroller = viewer.locator(".tlx-source .cm-scroller")
+    click_stable(source_line(viewer, "tl.dot"))
+    # the clicked line, not its neighbour (the flaky click of issue 17), and no sideways scroll
+    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned source line {MATMUL_DOT_LINE} ")
+    assert scroller.evaluate("e => e.scrollLeft") == 0
     ptx_lines = linked(viewer, "ptx")
     assert ptx_lines, "tl.dot maps to no PTX line"
     hl = viewer.locator('.tlx-stage[data-stage="ptx"] .cm-line.tlx-linked')
     assert hl.count() >= 1
     text = "\n".join(hl.all_inner_texts())
     assert re.search(r"mma|wgmma|fma|ld\.shared|ldmatrix|\.loc", text), text
+    # and back: a click on a linked PTX line lights the tl.dot line
+    click_stable(hl.first)
+    expect(viewer.locator(".tlx-status")).to_contain_text("pinned ptx line")
+    assert MATMUL_DOT_LINE in linked_source(viewer)
+    assert scroller.evaluate("e => e.scrollLeft") == 0
+    assert pinned_line(viewer)[0] == "ptx"
     page.screenshot(path=str(artifacts / "matmul-dot-ptx.png"))
 
     # Switch to SASS.

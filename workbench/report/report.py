@@ -272,7 +272,7 @@ class Report:
             device=device or {"available": False, "kind": "none", "name": None, "arch": None, "reason": None},
             view={
                 "stages_first": first,
-                "selected_stage": first[0] if first else (names[0] if names else None),
+                "selected_stage": first[0] if first else None,  # None: the viewer's default (TTGIR, PTX)
             },
             options=dict(options or {}),
             artifact=artifact,

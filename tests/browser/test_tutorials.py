@@ -1,0 +1,157 @@
+"""Every tutorial in a live JupyterLab: run all cells, then for every %%tlx cell check that each of
+its Reports is shown by the viewer with linked lines (source -> stage -> source, the exact lines of
+the Report's line map), the tabs the Report has data for (and only those), what ran, was checked and
+measured or why not, and that the browser logged no error. Parametrized over tutorials/*.ipynb."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from lab_helpers import click_stable, linked, linked_source, open_notebook, run_all, wait_all_ran, wait_stable
+
+from workbench.report import MIME_TYPE, Report
+from workbench.report.summaries import measurement_line
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+TUTORIALS = sorted((ROOT / "tutorials").glob("*.ipynb"))
+
+# The cells of the open notebook as the front end holds them: source and outputs (nbformat JSON).
+CELLS_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets.map(c => ({
+  type: c.model.type,
+  source: c.model.sharedModel.getSource(),
+  outputs: c.model.type === 'code' ? c.model.outputs.toJSON() : []
+}))"""
+
+# The DOM index of the .cm-line showing line `n` of an editor (lines are virtualized: only those
+# near the viewport exist), or -1.
+LINE_INDEX_JS = """(host, n) => {
+  const gutter = Array.from(host.querySelectorAll('.cm-lineNumbers .cm-gutterElement'))
+    .find(g => g.textContent.trim() === String(n));
+  if (!gutter) { return -1; }
+  const top = gutter.getBoundingClientRect().top;
+  const lines = Array.from(host.querySelectorAll('.cm-content .cm-line'));
+  return lines.findIndex(l => Math.abs(l.getBoundingClientRect().top - top) < 2);
+}"""
+
+
+def expected_tabs(r: Report) -> set[str]:
+    tabs = {"code", "layouts"}
+    if r.timeline and r.timeline.get("status", "ok") == "ok":
+        tabs.add("timeline")
+    if any(m.get("kind") == "roofline" and m.get("status", "ok") == "ok" for m in r.measurements):
+        tabs.add("roofline")
+    if r.previous:
+        tabs.add("changes")
+    return tabs
+
+
+def show_line(viewer, pane: str, n: int):
+    """Scroll editor `pane` (a CSS selector inside the viewer) so that line n is rendered; its .cm-line."""
+    host = viewer.locator(pane)
+    scroller = host.locator(".cm-scroller")
+    height = host.locator(".cm-line").first.bounding_box()["height"]
+    scroller.evaluate("(e, y) => { e.scrollTop = y; }", max(0, (n - 6) * height))
+    wait_stable(host.locator(".cm-line").first)
+    idx = -1
+    for _ in range(20):
+        idx = host.evaluate(LINE_INDEX_JS, n)
+        if idx >= 0:
+            break
+        viewer.page.wait_for_timeout(100)
+    assert idx >= 0, f"line {n} of {pane} is not rendered"
+    return host.locator(".cm-content .cm-line").nth(idx)
+
+
+def check_linking(page, viewer, report: Report, shots: Path) -> None:
+    stage = viewer.locator('.tlx-stage-picker[data-column="0"]').input_value()
+    lmap = report.line_map(stage)
+    first = report.kernel["source"]["first_line"]
+    users = sorted(u for u in lmap if u >= first)
+    assert users, f"no user line maps to {stage}"
+    user = users[len(users) // 2]
+    click_stable(show_line(viewer, ".tlx-source", user))
+    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned source line {user} ")
+    assert linked(viewer, stage) == sorted(set(lmap[user])), (user, stage)
+    assert viewer.locator(".tlx-source .cm-scroller").evaluate("e => e.scrollLeft") == 0
+    # and back: a highlighted stage line lights its source lines
+    target = lmap[user][0]
+    click_stable(show_line(viewer, f'.tlx-stage[data-stage="{stage}"]', target))
+    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned {stage} line {target} ")
+    assert user in linked_source(viewer)
+    viewer.screenshot(path=str(shots / "linked.png"))
+
+
+def check_header(viewer, report: Report) -> None:
+    checks = viewer.locator(".tlx-check")
+    assert checks.count() == len(report.checks)
+    for i, c in enumerate(report.checks):
+        assert checks.nth(i).get_attribute("data-status") == c["status"]
+        assert c["message"] in checks.nth(i).inner_text()  # a skipped check says why
+    for m in list(report.measurements) + ([report.timeline] if report.timeline else []):
+        item = viewer.locator(f'.tlx-measured[data-kind="{m["kind"]}"]')
+        assert item.count() == 1, m["kind"]
+        if m.get("status", "ok") != "ok":
+            assert item.inner_text().startswith(measurement_line(m)), (item.inner_text(), measurement_line(m))
+
+
+def check_tabs(viewer, report: Report, shots: Path) -> None:
+    buttons = viewer.locator(".tlx-tab")
+    tabs = {buttons.nth(i).get_attribute("data-tab") for i in range(buttons.count())}
+    assert tabs == expected_tabs(report)
+    content = {
+        "layouts": ".tlx-layouts-pane .tlx-values, .tlx-layouts-pane .tlx-empty",
+        "roofline": ".tlx-roofline-pane .tlx-plot-summary",
+        "timeline": ".tlx-timeline-pane .tlx-plot-caption",
+        "changes": ".tlx-changes-pane .tlx-stage-changes",
+    }
+    for tab in sorted(tabs - {"code"}):
+        viewer.locator(f'.tlx-tab[data-tab="{tab}"]').click()
+        viewer.locator(content[tab]).first.wait_for(timeout=60_000)
+        if tab == "roofline":
+            viewer.locator(".tlx-roofline-pane .js-plotly-plot").wait_for(timeout=60_000)
+        if tab == "layouts" and report.layouts.get("values"):
+            viewer.locator(".tlx-values tbody tr").first.click()
+            viewer.locator(".tlx-layout-drawing canvas, .tlx-layout-drawing .tlx-layout-note").first.wait_for()
+        viewer.screenshot(path=str(shots / f"tab-{tab}.png"))
+    viewer.locator('.tlx-tab[data-tab="code"]').click()
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
+def test_tutorial_reports_render(page, lab, artifacts, path):
+    root = lab[2]
+    (root / "tutorials").mkdir(exist_ok=True)
+    shutil.copy(path, root / "tutorials" / path.name)
+    open_notebook(page, lab, f"tutorials/{path.name}")
+    run_all(page)
+    wait_all_ran(page, timeout=600_000)
+    cells = [c for c in page.evaluate(CELLS_JS) if c["type"] == "code"]
+    errors = [o for c in cells for o in c["outputs"] if o.get("output_type") == "error"]
+    assert not errors, [f"{e['ename']}: {e['evalue']}" for e in errors]
+    code_cells = page.locator(".jp-NotebookPanel:visible .jp-CodeCell")
+    tlx_cells = [i for i, c in enumerate(cells) if c["source"].lstrip().startswith("%%tlx")]
+    assert tlx_cells, f"{path.name} has no %%tlx cell"
+    for i in tlx_cells:
+        outs = cells[i]["outputs"]
+        reports = [Report.from_dict(o["data"][MIME_TYPE]) for o in outs if MIME_TYPE in o.get("data", {})]
+        assert reports, f"cell {i} shows no Report"
+        viewers = code_cells.nth(i).locator(".tlx-viewer")
+        expect(viewers).to_have_count(len(reports), timeout=60_000)
+        assert code_cells.nth(i).locator(".tlx-render-error").count() == 0
+        for k, report in enumerate(reports):
+            viewer = viewers.nth(k)
+            viewer.scroll_into_view_if_needed()
+            expect(viewer.locator(".tlx-kernel-name")).to_have_text(report.name)
+            slug = re.sub(r"\W", "_", report.name)
+            shots = artifacts / "tutorials" / path.stem / f"cell{i:02d}-{slug}"
+            shots.mkdir(parents=True, exist_ok=True)
+            check_header(viewer, report)
+            check_linking(page, viewer, report, shots)
+            check_tabs(viewer, report, shots)
+    assert not page.console_errors, page.console_errors
