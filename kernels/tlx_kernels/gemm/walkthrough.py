@@ -244,12 +244,12 @@ class Knobs:
         self.a, self.b, self.flops = a, b, flops
         self.choices = {k: list(v) for k, v in (choices or {}).items()}
         self.rows: list[dict[str, Any]] = []
-        self.artifacts: list[tuple[Any, Any]] = []  # (Artifact, kernel) of each row
+        self.artifacts: dict[str, tuple[Any, Any]] = {}  # a row's "try" -> (Artifact, kernel)
         self._expected = None
         self._widget = None
         if base is not None:
             self.rows.append(self._row("as in the cell", _artifact(base), {**measured(base), "check": _checked(base)}))
-            self.artifacts.append((_artifact(base), None))
+            self.artifacts["as in the cell"] = (_artifact(base), None)
 
     # -------------------------------------------------------------- trying a config
     def _config(self, changes: dict[str, Any]) -> dict[str, Any]:
@@ -285,8 +285,8 @@ class Knobs:
             row = {"try": label, "error": error or "no kernel was launched"}
         else:
             row = self._row(label, entry.artifact, m, error)
-            self.artifacts.append((entry.artifact, entry.kernel))
-        self.rows.append(row)
+            self.artifacts[label] = (entry.artifact, entry.kernel)
+        self.rows = [r for r in self.rows if r["try"] != label or r is self.rows[0]] + [row]  # a repeat: re-run
         self._refresh()
         return row
 
@@ -347,7 +347,7 @@ class Knobs:
         from workbench.report.diff import diff_reports
         from workbench.report.report import Report
 
-        art, kernel = self.artifacts[i]
+        art, kernel = self.artifacts[self.rows[i]["try"]]
         r = Report.from_artifact(art, kernel=kernel)
         if self.base is not None:
             r.previous = diff_reports(self.base, r)
