@@ -11,6 +11,7 @@ workbench artifact cache (cold compiles, as in CI).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -54,29 +55,35 @@ def execute(path: Path, probes: tuple[str, ...] = ()) -> tuple[object, list[obje
     return nb, probe_cells, seconds
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _compile_only(tmp_path_factory):
-    """The notebook kernels inherit this environment: no GPU, and an empty artifact cache."""
+@contextlib.contextmanager
+def kernel_env(cache: Path, no_gpu: bool):
+    """The environment the notebook's kernel inherits: an empty artifact cache, and no GPU if asked."""
     saved = {k: os.environ.get(k) for k in ("TLX_WORKBENCH_NO_GPU", "TLX_WORKBENCH_CACHE_DIR")}
-    os.environ["TLX_WORKBENCH_NO_GPU"] = "1"
-    os.environ["TLX_WORKBENCH_CACHE_DIR"] = str(tmp_path_factory.mktemp("wb-tutorial-cache"))
-    yield
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    os.environ["TLX_WORKBENCH_CACHE_DIR"] = str(cache)
+    if no_gpu:
+        os.environ["TLX_WORKBENCH_NO_GPU"] = "1"
+    else:
+        os.environ.pop("TLX_WORKBENCH_NO_GPU", None)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 @pytest.fixture(scope="module")
-def executed():
-    """Each tutorial executed once per module: {name: (notebook, probe cells, seconds)}."""
+def executed(tmp_path_factory):
+    """Each tutorial executed once per module, compile-only: {name: (notebook, probe cells, seconds)}."""
     done: dict[str, tuple] = {}
 
     def get(path: Path):
         if path.name not in done:
             probes = (KNOB_PROBE,) if path.name.startswith("01-") else ()
-            done[path.name] = execute(path, probes)
+            with kernel_env(tmp_path_factory.mktemp("wb-tutorial-cache"), no_gpu=True):
+                done[path.name] = execute(path, probes)
         return done[path.name]
 
     return get
@@ -233,3 +240,35 @@ def test_tutorial01_kernels_are_the_library_algorithms(executed, step):
     mine, theirs = _ptx_mix(ours), _ptx_mix(lib)
     assert all(mine[k] for k in ("wgmma", "wgmma wait", "tma load", "tma store", "mbarrier wait")), mine
     assert mine == theirs
+
+
+def test_tutorial01_as_executed_on_a_gpu():
+    """The notebook as the GPU session executed it (bench/gpu_session.sh, part "tutorials", returns it in its
+    tarball), checked here on a CPU: ``TUTORIAL01_GPU_NOTEBOOK=PATH pytest tests/tutorials -k gpu``. Every step
+    ran on the GPU and its --check passed (fresh inputs, NaN-poisoned outputs), its time is within reach of
+    cuBLAS timed the same way in the same run, its timeline was recorded, the knob tries ran and checked out,
+    and the executed notebook is under 5 MB."""
+    path = os.environ.get("TUTORIAL01_GPU_NOTEBOOK")
+    if not path:
+        pytest.skip("set TUTORIAL01_GPU_NOTEBOOK to tutorial 01 as executed on a GPU")
+    nb = nbformat.read(path, as_version=4)
+    assert Path(path).stat().st_size <= MAX_NOTEBOOK_BYTES
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert not errors, errors[0]
+    reports = [data for _, data, _ in reports_of(nb)]
+    assert [r["kernel"]["name"] for r in reports] == [s[0] for s in STEPS]
+    for r, (name, _, _, _, timeline) in zip(reports, STEPS, strict=True):
+        assert any(run["mode"] == "gpu" and run["ran"] for run in r["runs"]), name
+        checks = [c for run in r["runs"] for c in run.get("checks", [])]
+        assert [c["status"] for c in checks] == ["passed"], (name, checks)
+        bench = next(m for m in r["measurements"] if m["kind"] == "bench")
+        assert bench["status"] == "ok", (name, bench.get("reason"))
+        print(f"{name}: {bench['timing']['tflops']:.0f} TFLOP/s, {bench['ratio']:.2f}x cuBLAS")
+        assert bench["ratio"] > 0.8, (name, bench["ratio"])  # a broken pipeline (serialized wgmma) is far below
+        if timeline:
+            assert r["timeline"]["status"] == "ok", (name, r["timeline"].get("reason"))
+            assert r["timeline"]["roles"], name
+    knob_text = [text_of(c) for c in nb.cells if c.cell_type == "code" and "W.knobs(" in c.source]
+    assert len(knob_text) == 3
+    for t in knob_text:  # the cell's run and the one try: both checked on the GPU
+        assert t.count("check: passed") == 2 and "FAILED" not in t and "TFLOP/s: -" not in t, t
