@@ -2,12 +2,14 @@
  * `npm run build:types` regenerates it; test/schema.test.ts fails when it drifts. */
 
 /**
- * One compiler stage. Its text is either plain (text) or gzip-compressed and base64-encoded (text_gz); exactly one of the two is present.
+ * One compiler stage. Its text is either plain (text) or gzip-compressed and base64-encoded (text_gz), and so is its line map (line_map, or line_map_gz: the map's JSON); exactly one of each pair is present.
  *
  * This interface was referenced by `TlxReport`'s JSON-Schema
  * via the `definition` "stage".
  */
 export type Stage = {
+  [k: string]: unknown;
+} & {
   /**
    * e.g. ttir, ttgir, llir, ptx, sass.
    */
@@ -25,16 +27,17 @@ export type Stage = {
   /**
    * User line (decimal string) -> 1-based lines of this stage.
    */
-  line_map: {
+  line_map?: {
     /**
      * This interface was referenced by `undefined`'s JSON-Schema definition
      * via the `patternProperty` "^[0-9]+$".
      */
     [k: string]: number[];
   };
-} & Stage1;
-export type Stage1 = {
-  [k: string]: unknown;
+  /**
+   * base64 of the gzip-compressed JSON of line_map.
+   */
+  line_map_gz?: string;
 };
 /**
  * This interface was referenced by `TlxReport`'s JSON-Schema

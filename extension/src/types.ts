@@ -190,11 +190,12 @@ async function readStages(raw: unknown): Promise<Stage[]> {
       continue;
     }
     const text = await packedText(s, 'text');
+    const lineMap = s.line_map ?? (typeof s.line_map_gz === 'string' ? JSON.parse(await inflate(s.line_map_gz)) : {});
     out.push({
       name,
       text,
       lineCount: num(s.line_count) ?? text.split('\n').length,
-      lineMap: parseLineMap(s.line_map),
+      lineMap: parseLineMap(lineMap),
       language: knownLanguage(s.language) ?? stageLanguage(name)
     });
   }

@@ -178,7 +178,10 @@ def _css_class(ttype) -> str:
     return STANDARD_TYPES[ttype]
 
 
-_SKIP = ("", "w")
+@functools.cache
+def _styled(style: str = "default") -> frozenset[str]:
+    """The short token classes the style colours (a span for any other token would only add bytes)."""
+    return frozenset(re.findall(r"^\S+ \S+ \.(\w+) \{", css(style=style), re.M))
 
 
 def highlight_lines(text: str, language: str) -> list[str]:
@@ -190,20 +193,28 @@ def highlight_lines(text: str, language: str) -> list[str]:
     lexer = _lexer(language)
     if lexer is None:
         return [html.escape(ln) for ln in raw_lines]
+    styled = _styled()
     out: list[str] = []
-    cur: list[str] = []
+    cur: list[tuple[str, str]] = []  # (class, text) runs of the current line, merged by class
+
+    def flush() -> None:
+        out.append("".join(html.escape(t, quote=False) if not c else f'<span class="{c}">'
+                           f"{html.escape(t, quote=False)}</span>" for c, t in cur))
+
     for ttype, value in lexer.get_tokens(text):
         cls = "" if ttype in Error else _css_class(ttype)
-        parts = value.split("\n")
-        for i, part in enumerate(parts):
+        cls = cls if cls in styled else ""
+        for i, part in enumerate(value.split("\n")):
             if i:
-                out.append("".join(cur))
+                flush()
                 cur = []
             if part:
-                esc = html.escape(part, quote=False)
-                cur.append(esc if cls in _SKIP else f'<span class="{cls}">{esc}</span>')
+                if cur and cur[-1][0] == cls:
+                    cur[-1] = (cls, cur[-1][1] + part)
+                else:
+                    cur.append((cls, part))
     if cur:
-        out.append("".join(cur))
+        flush()
     # The lexer may add or drop a trailing newline; align with the real lines.
     if len(out) < len(raw_lines):
         out.extend([""] * (len(raw_lines) - len(out)))
@@ -217,5 +228,5 @@ def css(scope: str = ".tlxr .hl", style: str = "default") -> str:
 
     rules = HtmlFormatter(style=style).get_style_defs(scope)
     # Drop the background/line-number rules pygments adds for its own <pre>; keep token colours.
-    keep = [ln for ln in rules.splitlines() if re.match(rf"{re.escape(scope)} \.\w", ln)]
-    return "\n".join(keep)
+    keep = [ln for ln in rules.splitlines() if re.match(rf"{re.escape(scope)} \.\w", ln) and ".hll" not in ln]
+    return "\n".join(re.sub(r"\s*/\*.*?\*/", "", ln) for ln in keep)

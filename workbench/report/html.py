@@ -18,9 +18,10 @@ from workbench.report.highlight import css as token_css
 from workbench.report.highlight import highlight_lines
 from workbench.report.summaries import measurement_line, provenance, run_line
 
-__all__ = ["STAGE_HEAD", "render"]
+__all__ = ["LINE_CHARS", "STAGE_HEAD", "render"]
 
-STAGE_HEAD = 40  # lines of each stage shown in the fallback
+STAGE_HEAD = 30  # lines of each stage shown in the fallback
+LINE_CHARS = 160  # longer lines of a stage head are cut (LLVM IR lines run to kilobytes)
 
 _CSS = """
 .tlxr{font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;font-size:13px;
@@ -203,26 +204,24 @@ def _source(r: Any, pre: str) -> str:
     rows = []
     for n in range(first, last + 1):
         links = []
-        for s in r.stages:
-            tgt = s["line_map"].get(str(n))
-            if not tgt:
-                continue
-            name, t = _e(s["name"]), tgt[0]
-            links.append(f'<a href="#{pre}-{_slug(s["name"])}-L{t}">{name}:{t}</a>' if t <= shown[s["name"]]
-                         else f"{name}:{t}")
+        for s in r.stages:  # links to the stage lines the fallback shows (the viewer links them all)
+            t = next((t for t in s["line_map"].get(str(n)) or [] if t <= shown[s["name"]]), None)
+            if t is not None:
+                links.append(f'<a href="#{pre}-{_slug(s["name"])}-L{t}">{_e(s["name"])}:{t}</a>')
         cls = ' class="mapped"' if links else ""
         code = hl[n - 1] if n - 1 < len(hl) else ""
         rows.append(f'<tr id="{pre}-src-L{n}"{cls}><td class="ln"><a href="#{pre}-src-L{n}">{n}</a></td>'
-                    f'<td class="code hl">{code}</td><td class="map">{" ".join(links)}</td></tr>')
+                    f'<td class="code">{code}</td><td class="map">{" ".join(links)}</td></tr>')
     where = "this cell" if src.get("in_cell") else _e(src.get("filename"))
     return (f"<details open><summary>Source · lines {first}–{last} of {where}</summary>"
-            f'<div class="scroll"><table class="code">{"".join(rows)}</table></div></details>')
+            f'<div class="scroll"><table class="code hl">{"".join(rows)}</table></div></details>')
 
 
 def _stage(stage: dict[str, Any], pre: str, is_open: bool) -> str:
     name, text = stage["name"], stage["text"]
     lines = text.splitlines()
-    head = highlight_lines("\n".join(lines[:STAGE_HEAD]), stage["language"])
+    cut = [ln if len(ln) <= LINE_CHARS else ln[:LINE_CHARS] + " …" for ln in lines[:STAGE_HEAD]]
+    head = highlight_lines("\n".join(cut), stage["language"])
     back: dict[int, int] = {}
     for user, tgt in stage["line_map"].items():
         for t in tgt:
@@ -234,12 +233,12 @@ def _stage(stage: dict[str, Any], pre: str, is_open: bool) -> str:
         u = back.get(i)
         up = f'<a href="#{pre}-src-L{u}" title="source line {u}">{u}</a>' if u else ""
         rows.append(f'<tr id="{pre}-{slug}-L{i}"{" class=mapped" if u else ""}><td class="ln">{i}</td>'
-                    f'<td class="up">{up}</td><td class="code hl">{code}</td></tr>')
+                    f'<td class="up">{up}</td><td class="code">{code}</td></tr>')
     rest = len(lines) - len(head)
     more = f'<div class="more">… {rest} more lines</div>' if rest > 0 else ""
     return (f'<details{" open" if is_open else ""} id="{pre}-{slug}"><summary>{_e(name.upper())} · '
             f'{len(lines)} lines <span class="muted">({_e(stage["language"])})</span></summary>'
-            f'<div class="scroll"><table class="code">{"".join(rows)}</table></div>{more}</details>')
+            f'<div class="scroll"><table class="code hl">{"".join(rows)}</table></div>{more}</details>')
 
 
 def _layouts(r: Any, pre: str) -> str:
@@ -255,7 +254,7 @@ def _layouts(r: Any, pre: str) -> str:
 
 def render(r: Any) -> str:
     """The HTML fallback for Report ``r`` (tens of KiB whatever the size of its stages)."""
-    pre = f"tlxr-{r.id[:12]}"
+    pre = f"t{r.id[:8]}"  # anchors: t1a2b3c4d-src-L12, t1a2b3c4d-ptx-L3
     first = [s for s in r.view.get("stages_first", []) if s in r.stage_names]
     order = [s for n in first for s in r.stages if s["name"] == n]
     order += [s for s in r.stages if s["name"] not in first]

@@ -1,4 +1,5 @@
-"""Large Report texts stored once, compressed: gzip + base64 in the JSON (``text_gz``, ``diff_gz``).
+"""Large Report texts stored once, compressed: gzip + base64 in the JSON (``text_gz``, ``diff_gz``, and
+``line_map_gz`` for a stage's line map, the JSON of the map).
 
 The JupyterLab extension inflates them with the browser's ``DecompressionStream('gzip')``; nothing
 needs a kernel, so a saved notebook renders the same when reopened. Short texts stay plain.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import json
 from typing import Any
 
 __all__ = ["PLAIN_MAX", "line_count", "pack_stage", "pack_stage_diff", "pack_text", "unpack_stage",
@@ -47,15 +49,22 @@ def _unpacked(d: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def pack_stage(stage: dict[str, Any]) -> dict[str, Any]:
-    """A stage as the JSON stores it: ``line_count`` and ``text`` or ``text_gz``."""
+    """A stage as the JSON stores it: ``line_count``, ``text`` or ``text_gz``, ``line_map`` or ``line_map_gz``."""
     d = dict(stage)
     d["line_count"] = line_count(d.get("text") or "")
+    lmap = json.dumps(d.get("line_map") or {}, separators=(",", ":"))
+    if len(lmap) > PLAIN_MAX:
+        del d["line_map"]
+        d["line_map_gz"] = pack_text(lmap)
     return _packed(d, "text")
 
 
 def unpack_stage(stage: dict[str, Any]) -> dict[str, Any]:
-    """A stage with its ``text`` (Reports of schema 1.0 have it already)."""
+    """A stage with its ``text`` and ``line_map`` (Reports of schema 1.0 have them already)."""
     d = _unpacked(stage, "text")
+    if "line_map_gz" in d:
+        d = {k: v for k, v in d.items() if k != "line_map_gz"}
+        d["line_map"] = json.loads(unpack_text(stage["line_map_gz"]))
     d.setdefault("line_count", line_count(d.get("text") or ""))
     return d
 
