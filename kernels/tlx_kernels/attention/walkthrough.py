@@ -28,7 +28,8 @@ from tlx_kernels.attention import common as C
 from tlx_kernels.gemm import walkthrough as GW
 
 __all__ = ["MAIN_SHAPES", "compare", "excerpt", "fa_args", "facts", "flops", "grid", "inputs", "output",
-           "pv_overlap", "ratio_table", "recorded_table", "sdpa", "show_step", "timeline_lines"]
+           "pv_overlap", "ratio_table", "recorded_table", "sdpa", "show_step", "summary_table",
+           "timeline_lines"]
 
 # (B, H, S, D, causal) of the closing comparison: the shape bench/attention.py reports first.
 MAIN_SHAPES: list[tuple[int, int, int, int, bool]] = [(4, 32, 4096, 128, False), (4, 32, 4096, 128, True)]
@@ -173,6 +174,20 @@ def show_step(report: Any, prev: Any = None, baseline: Any = None) -> None:
         print(f"timeline: {m['timeline']}")
 
 
+def summary_table(reports: dict[str, Any], baseline: Any = None) -> str:
+    """One line per step: warps, registers, shared memory, HGMMA, exp2 under a P V wgmma, TFLOP/s, x baseline."""
+    rows = [f"{'step':22s} {'warps':>5s} {'regs':>5s} {'spill B':>7s} {'smem KiB':>8s} {'HGMMA':>5s} "
+            f"{'exp2|PV':>7s} {'TFLOP/s':>8s} {'x ' + (baseline.name if baseline else 'SDPA'):>12s}"]
+    for name, r in reports.items():
+        f, m = facts(r), GW.measured(r)
+        tf = f"{m['tflops']:.1f}" if m["tflops"] is not None else "-"
+        ratio = f"{m['tflops'] / baseline.tflops:.2f}" if m["tflops"] is not None and baseline else "-"
+        rows.append(f"{name:22s} {f['warps']!s:>5s} {f['registers/thread (launch)']!s:>5s} {f['spilled bytes']:7d} "
+                    f"{(f['shared bytes'] or 0) / 1024:8.1f} {f['HGMMA (SASS)']:5d} {f['exp2 under a P.V wgmma']:7d} "
+                    f"{tf:>8s} {ratio:>12s}")
+    return "\n".join(rows)
+
+
 def timeline_lines(tl: dict[str, Any]) -> list[str]:
     """Per role: wgmma issue, waiting for wgmma, softmax and the rest (time no scope covers: in a consumer,
     the softmax and the rescale), barrier waits, TMA; the time per KV block; how much the consumers overlap."""
@@ -255,7 +270,10 @@ def compare(kernels: dict[str, Callable[..., Any]], shapes: Sequence[tuple[int, 
                 row.update(ms=r.median_ms, tflops=r.tflops)
             except Exception as e:  # a failing kernel is a row, not the end of the comparison
                 row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
-                torch.cuda.synchronize()
+                try:
+                    torch.cuda.synchronize()
+                except Exception:  # a fault left the context broken: the rows after this one will say so
+                    pass
             rows.append(row)
     return rows
 
