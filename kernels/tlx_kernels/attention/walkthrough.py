@@ -189,9 +189,10 @@ def summary_table(reports: dict[str, Any], baseline: Any = None) -> str:
 
 
 def timeline_lines(tl: dict[str, Any]) -> list[str]:
-    """Per role: wgmma issue, waiting for wgmma, softmax and the rest (time no scope covers: in a consumer,
-    the softmax and the rescale), barrier waits, TMA; the time per KV block; how much the consumers overlap."""
-    head = (f"  {'role':11s} {'wgmma issue':>11s} {'wgmma wait':>10s} {'softmax+rest':>12s} {'barriers':>8s} "
+    """Per role, shares of its span: wgmma issue, waiting for wgmma, time no scope covers (in a consumer: the
+    softmax and the rescale), barrier waits, TMA issue; the median time per KV block (the role's iterations
+    of its first ring barrier); the two longest waits; how much the consumers' busy times overlap."""
+    head = (f"  {'role':11s} {'wgmma issue':>11s} {'wgmma wait':>10s} {'no scope':>12s} {'barriers':>8s} "
             f"{'TMA':>5s} {'per block':>9s}  longest waits")
     lines = [head]
     for r in tl.get("roles") or []:
