@@ -152,3 +152,18 @@ def test_same_kernel_text_in_two_files_gets_its_own_line_maps(tmp_path):
     assert arts[0].key != arts[1].key
     assert arts[0].source.filename == str(paths[0]) and arts[1].source.filename == str(paths[1])
     assert {k + 3 for k in arts[0].source_map("ttgir")} == set(arts[1].source_map("ttgir"))
+
+
+def test_ptxas_report_kept_when_tritons_cache_answers(tmp_path, monkeypatch):
+    """The second compile (a fresh workbench cache, Triton's own cache warm) still has ptxas's report."""
+    from workbench.compile import cache
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    x = torch.empty(4096)
+    logs = []
+    for run in range(2):
+        monkeypatch.setenv("TLX_WORKBENCH_CACHE_DIR", str(tmp_path / f"wb{run}"))
+        cache.clear(memory=True)
+        art = workbench.compile(sk.vector_add, x, x, x, 4096, BLOCK=512, num_warps=4)
+        logs.append(art.metadata.extra.get("ptxas", ""))
+    assert all("Used" in log and "registers" in log for log in logs)

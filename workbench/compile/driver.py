@@ -29,7 +29,8 @@ from workbench.compile.diagnostics import first_mlir_error, from_backend_error, 
 from workbench.compile.plugin_reach import repair_gluon
 from workbench.compile.targets import parse_target, target_name
 from workbench.compile.tasks import tasks_of
-from workbench.compile.tools import disassemble, parse_ptxas_log, ptxas_verbose, resource_usage
+from workbench.compile.tools import disassemble, parse_ptxas_log, resource_usage
+from workbench.compile.tools import ptxas_log as ptxas_log_of
 from workbench.compile.triton_reach import jit_file_line
 from workbench.compile.tuners import unwrap
 from workbench.errors import ArgumentError, WorkbenchError
@@ -198,10 +199,10 @@ def _metadata(compiled, cubin, ptxas_log: str, stages: dict[str, str], gpu_targe
 
     md = compiled.metadata
     res = resource_usage(cubin).get(md.name, {}) if cubin is not None else {}
+    if not parse_ptxas_log(ptxas_log) and "ptx" in stages:  # Triton's cache answered: no ptxas report printed
+        ptxas_log = ptxas_log_of(stages["ptx"], f"sm_{gpu_target.arch}a" if gpu_target.arch >= 90 else
+                                 f"sm_{gpu_target.arch}")
     log = parse_ptxas_log(ptxas_log)
-    if not log and "ptx" in stages:  # Triton's cache answered: no ptxas report was printed
-        log = ptxas_verbose(stages["ptx"], f"sm_{gpu_target.arch}a" if gpu_target.arch >= 90 else
-                            f"sm_{gpu_target.arch}")
     return Metadata(
         name=md.name,
         target=target_name(gpu_target),

@@ -82,8 +82,8 @@ def parse_ptxas_log(text: str) -> dict[str, int]:
     return out
 
 
-def ptxas_verbose(ptx: str, arch: str) -> dict[str, int]:
-    """Run ptxas -v on PTX (when Triton's own log is not available) and parse its report."""
+def ptxas_log(ptx: str, arch: str) -> str:
+    """ptxas -v's report on PTX (when Triton's own log is not available: its cache answered)."""
     exe = tool_path("ptxas")
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "k.ptx")
@@ -91,4 +91,4 @@ def ptxas_verbose(ptx: str, arch: str) -> dict[str, int]:
             f.write(ptx)
         res = subprocess.run([exe, "-v", "-lineinfo", f"--gpu-name={arch}", src, "-o", os.path.join(d, "k.o")],
                              capture_output=True, text=True, timeout=300)
-    return parse_ptxas_log(res.stderr + res.stdout)
+    return res.stderr + res.stdout
