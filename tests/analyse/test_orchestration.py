@@ -136,6 +136,19 @@ def test_mbarrier_phases_parity_and_bytes():
     assert bar.completed == 2 and bar.byte_mismatches[0].expected == 8192
 
 
+def test_the_phases_a_waiter_knows_completed_are_those_whose_arrivals_and_copies_it_is_ordered_after():
+    bar = MBarrier(0, 0, arrive_count=1)
+    assert bar.known({}) == 0
+    bar.expect(8192, (0, 10), {0: 1})
+    bar.copy(8192, (0, 11), {0: 1, 1000: 1})  # phase 0: the producer's expect (clock 1) and its copy
+    assert bar.phases[0].vc == {0: 1, 1000: 1}
+    assert bar.known({0: 5}) == 0  # ordered after the expect but not after the copy landing
+    assert bar.known({0: 1, 1000: 1, 2: 3}) == 1  # e.g. a consumer that waited on phase 0, or one told so
+    bar.expect(8192, (0, 10), {0: 2})
+    bar.copy(8192, (0, 11), {0: 2, 1000: 2})
+    assert bar.known({0: 2, 1000: 2}) == 2 and bar.known({0: 9, 1000: 1}) == 1
+
+
 def test_named_barrier_generations():
     nb = NamedBarrier(9)
     assert nb.arrive(128, 256, {1: 1}) == 0 and nb.generation == 0

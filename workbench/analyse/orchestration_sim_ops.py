@@ -9,6 +9,8 @@ Semantics followed (PTX ISA, and the uTLX lowering read from the PTX it emits):
 * a TMA load completing on ``bar``: its bytes are taken off the transaction count.
 * a phase completes when its arrivals are in and no bytes are pending; ``barrier_wait(bar, p)``
   passes once the phase of parity ``p`` has completed: on a fresh barrier, parity 1 passes at once.
+  Each wait also records how many phases of its barrier the task knew had completed when it issued
+  the wait (through any ordering the run tracks: this barrier, other mbarriers, named barriers).
 * ``named_barrier_wait/arrive(id, n)``: ``bar.sync``/``bar.arrive``, ``n`` threads per generation.
 * ``async_dot`` reads its shared-memory operands until the ``async_dot_wait`` that retires it;
   ``async_load`` writes until its ``async_load_wait_group``; a TMA store reads until its store wait.
@@ -42,6 +44,7 @@ class WaitEvent:
     completed: int  # phases the barrier had completed when the wait passed
     ordinal: int  # how many waits this task made on this barrier before
     released: int = 0  # how many arrives/expects this task had made when the wait passed
+    known: int = 0  # phases of the barrier that completed before the wait, as far as the task knew then
 
 
 @dataclass
@@ -53,6 +56,7 @@ class Blocked:
     parity: int | None = None
     named: int | None = None
     ordinal: int = 0
+    known: int = 0  # as WaitEvent.known
 
 
 def op_line(model, op: Op) -> int | None:
@@ -240,12 +244,14 @@ def blocking_op(sim, t, op: Op, s: SyncOp):
     if bar.set_id in sim.trace.opaque_barriers:
         _acquire_all(sim, t)
         return
+    known = bar.known(t.clock)  # the task's clock does not move while it waits
     while not bar.passes(parity):
-        t.blocked = Blocked(t.index, s.line, "wait", key, parity & 1, ordinal=ordinal)
+        t.blocked = Blocked(t.index, s.line, "wait", key, parity & 1, ordinal=ordinal, known=known)
         yield
     t.blocked = None
     join(t.clock, bar.vc_done)
-    sim.trace.waits.append(WaitEvent(t.index, s.line, key, parity & 1, bar.completed, ordinal, len(t.arrive_log)))
+    sim.trace.waits.append(WaitEvent(t.index, s.line, key, parity & 1, bar.completed, ordinal, len(t.arrive_log),
+                                     known))
 
 
 def _acquire_all(sim, t) -> None:

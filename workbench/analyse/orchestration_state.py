@@ -6,7 +6,9 @@ An arrive, expect or copy releases the task's clock into the barrier's current p
 passes acquires the clock of the phases completed so far. A buffer access is ordered after another
 when the accessing task's clock covers the other access's epoch. Accesses still in flight (a wgmma
 before its ``async_dot_wait``, a ``cp.async`` before its wait group, a TMA store before its store
-wait) have no epoch yet and are ordered before nothing.
+wait) have no epoch yet and are ordered before nothing. Each completed phase of an mbarrier keeps
+the clock of what completed it, so a task can tell which phases it knows completed before it waits
+(:meth:`MBarrier.known`), whichever way it learned it (that barrier, another mbarrier, a named barrier).
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ class Phase:
     copied: int = 0
     expects: list[tuple[int, int | None, int]] = field(default_factory=list)  # (task, line, bytes)
     copies: list[tuple[int, int | None, int]] = field(default_factory=list)
+    vc: VC = field(default_factory=dict)  # the clocks of its arrivals and copies: what completing it needed
 
 
 class MBarrier:
@@ -141,6 +144,7 @@ class MBarrier:
         if done.copies and done.expected != done.copied:
             self.byte_mismatches.append(done)
         self.completed += 1
+        done.vc = self.vc_cur
         join(self.vc_done, self.vc_cur)
         self.phases.append(done)
         self.cur, self.vc_cur = Phase(), {}
@@ -149,6 +153,14 @@ class MBarrier:
     def passes(self, parity: int) -> bool:
         """``mbarrier.try_wait.parity``: true once the phase of that parity has completed."""
         return (self.completed & 1) != (parity & 1)
+
+    def known(self, vc: VC) -> int:
+        """How many phases a task with clock ``vc`` knows have completed: 1 + the last phase whose
+        arrivals and copies all happen before it (phases complete in order, so the earlier ones too)."""
+        for i in range(len(self.phases) - 1, -1, -1):
+            if all(vc.get(k, 0) >= v for k, v in self.phases[i].vc.items()):
+                return i + 1
+        return 0
 
 
 class NamedBarrier:
