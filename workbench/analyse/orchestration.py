@@ -233,18 +233,20 @@ class _Builder:
     def _partitions(self, ws: Op) -> None:
         captured = ws.operands
         parts = [r for r in ws.regions if r.label.startswith("partition")]
-        firsts: dict[int | None, list[int]] = {}
+        # replicas share their `with async_task` line (their first statements may differ: `if cid == 1:`)
+        heads: dict[int | None, list[int]] = {}
         for r in parts:
             first = next((self.to_line(o) for o in walk(r) if self.to_line(o)), None)
-            firsts.setdefault(first, []).append(int(r.label[len("partition"):]))
+            heads.setdefault(self._with_line(first) if first else None, []).append(int(r.label[len("partition"):]))
         for r in parts:
             pidx = int(r.label[len("partition"):])
             refs = {arg: self.sets[v] for arg, v in zip(r.args, captured, strict=False) if v in self.sets}
             first = next((self.to_line(o) for o in walk(r) if self.to_line(o)), None)
-            group = firsts.get(first, [pidx])
+            head = self._with_line(first) if first else None
+            group = heads.get(head, [pidx]) if head else [pidx]
             replica = group.index(pidx) if len(group) > 1 else None
             meta = next((t for t in self.meta if t.get("partition") == pidx), {})
-            name = f"the task at line {self._with_line(first)}" if first else f"partition {pidx}"
+            name = f"the task at line {head}" if head else f"partition {pidx}"
             if replica is not None:
                 name += f" (replica {replica})"
             task = self._task(len(self.model.tasks), name, pidx, replica, r.num_warps or meta.get("num_warps") or 4,
