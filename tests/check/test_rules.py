@@ -1,5 +1,7 @@
 """One small TLX ring kernel per rule with a deliberate bug: each gives its finding at the marked line
-(rule, severity, line and a key phrase of the message); the correct rings give no finding at all.
+(rule, severity, line and a key phrase of the message); the correct rings give no finding at all. A
+ping-pong ring: consumer 1's phase-1 first waits are correct when the named-barrier hand-over orders
+them after consumer 0's waits, and found when the hand-over comes before those waits.
 
 The kernels compile for sm_90 on the CPU (about a second each, once per session)."""
 
@@ -12,6 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import handover_kernels as H  # noqa: E402
 import ring_kernels as R  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
@@ -106,6 +109,49 @@ def test_correct_rings_give_no_finding(name):
 
 def test_the_correct_mma_ring_gives_no_finding():
     assert mma_findings(early_release=False) == []
+
+
+@functools.cache
+def pingpong_run(early_handover: bool):
+    """The findings and the simulated trace of the ping-pong ring (4 tiles of 8 steps through 3 slots)."""
+    from workbench import compile as wb_compile
+    from workbench.analyse.orchestration import build_model
+    from workbench.analyse.orchestration_sim import simulate
+    from workbench.check import check_artifact
+    from workbench.check.values import launch_values
+
+    x, out = torch.empty(BM, K, dtype=torch.float16), torch.empty(2 * BM, BK, dtype=torch.float16)
+    args = (TensorDescriptor(x, [BM, K], [K, 1], [BM, BK]), out, K)
+    kw = dict(BM=BM, BK=BK, STAGES=STAGES, TILES=4, EARLY_HANDOVER=early_handover)
+    art = wb_compile(H.pingpong_ring, *args, target="sm_90", **kw)
+    trace = simulate(build_model(art), launch_values(H.pingpong_ring, args, kw), grid=(132, 1, 1))
+    return check_artifact(art, H.pingpong_ring, *args, strict=True, **kw), trace
+
+
+def _consumer1_first_waits(trace) -> dict[int, tuple[int, int]]:
+    """Slot -> (parity, phases known complete) of consumer 1's (task 2's) first wait on each full[slot]."""
+    return {w.barrier[1]: (w.parity, w.known) for w in trace.waits
+            if w.task == 2 and w.ordinal == 0 and w.line == marked_line(H.pingpong_ring, "# BUG: first-wait-passes")}
+
+
+def test_a_phase_1_first_wait_ordered_after_phase_0_by_a_named_barrier_is_no_finding():
+    findings, trace = pingpong_run(early_handover=False)
+    assert findings == [], [str(f) for f in findings]
+    assert not trace.blocked and not trace.lost and trace.finished == [0, 1, 2]
+    # tile 1 starts at ring position 8: slot 2 at phase 2 (parity 0), slots 0 and 1 at phase 3 (parity 1);
+    # consumer 0 waited on the phases before those, then handed the turn over (named barrier 10): consumer 1
+    # knows they completed, so each of its first waits is for the phase it needs
+    assert _consumer1_first_waits(trace) == {2: (0, 2), 0: (1, 3), 1: (1, 3)}
+
+
+def test_a_phase_1_first_wait_the_hand_over_does_not_order_is_still_found():
+    findings, trace = pingpong_run(early_handover=True)
+    line = marked_line(H.pingpong_ring, "# BUG: first-wait-passes")
+    f = next((f for f in findings if f.rule == "first-wait-passes"), None)
+    assert f is not None and f.line == line and f.severity == "error", [str(g) for g in findings]
+    assert "`full[0]` uses phase 1" in f.message and "(replica 1)" in f.message
+    # the turn is handed over before consumer 0's waits: consumer 1 knows no phase of full[0] completed
+    assert _consumer1_first_waits(trace)[0] == (1, 0)
 
 
 def test_findings_serialise_for_the_report():

@@ -167,12 +167,7 @@ def test_tutorial01_writes_each_step_in_its_cell(executed):
     assert "warp-specialized" in text and "setmaxnreg" in text and "named-barrier ops (PTX)" in text
 
 
-@pytest.mark.parametrize("step", [
-    *[s[0] for s in STEPS[:3]],
-    pytest.param("pingpong_gemm", marks=pytest.mark.xfail(strict=True, reason=(
-        "workbench.check reports first-wait-passes on consumer 1's first wait (phase 1 on a slot consumer 0 "
-        "used first): the named-barrier hand-over orders it after consumer 0's wait; the rule does not model it"))),
-])
+@pytest.mark.parametrize("step", [s[0] for s in STEPS])
 def test_tutorial01_static_checks_find_no_error(executed, step):
     nb, _, _ = executed(_tutorial01())
     r = next(data for _, data, _ in reports_of(nb) if data["kernel"]["name"] == step)

@@ -12,7 +12,10 @@ Rules (``Finding.rule``):
   completes a copy on (model).
 * ``first-wait-passes``: a task's first wait on a 'data ready' barrier (one that copies complete
   on, or whose arriving task writes what the waiter reads) uses phase 1, which a fresh barrier
-  reports as complete (run: the first parity each task used on each barrier).
+  reports as complete, and nothing orders it after a completed phase of that barrier (run: the first
+  parity each task used on each barrier, and the phases it knew had completed through the
+  happens-before edges the run tracks: mbarrier waits, named barriers; a second consumer handed the
+  turn after the first one consumed phase 0 rightly waits for phase 1).
 * ``phase-flip``: the same wait passes twice with the same phase on the same completed phase of a
   barrier that is re-armed in a loop (run).
 * ``arrive-count``: the arrivals that reach a barrier per round differ from its arrive_count, and

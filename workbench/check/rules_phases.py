@@ -6,27 +6,33 @@ from __future__ import annotations
 from workbench.check.context import Context
 from workbench.check.findings import Finding, related
 
+FirstWait = tuple[int | None, int, int]  # (line, parity, phases the task knew had completed)
 
-def first_waits(ctx: Context) -> dict[tuple[int, tuple[int, int]], tuple[int | None, int]]:
-    """(task, barrier instance) -> (line, parity) of the task's first wait on it (passed or blocked)."""
-    out: dict[tuple[int, tuple[int, int]], tuple[int | None, int]] = {}
+
+def first_waits(ctx: Context) -> dict[tuple[int, tuple[int, int]], FirstWait]:
+    """(task, barrier instance) -> (line, parity, known phases) of the task's first wait on it (passed or blocked)."""
+    out: dict[tuple[int, tuple[int, int]], FirstWait] = {}
     tr = ctx.trace
     if tr is None:
         return out
     for w in tr.waits:
         if w.ordinal == 0:
-            out.setdefault((w.task, w.barrier), (w.line, w.parity))
+            out.setdefault((w.task, w.barrier), (w.line, w.parity, w.known))
     for b in tr.blocked:
         if b.kind == "wait" and b.ordinal == 0 and b.barrier is not None:
-            out.setdefault((b.task, b.barrier), (b.line, b.parity or 0))
+            out.setdefault((b.task, b.barrier), (b.line, b.parity or 0, b.known))
     return out
 
 
 def first_wait_passes(ctx: Context) -> None:
-    """A first wait with parity 1 on a barrier that says 'data ready' passes before the data lands."""
+    """A first wait with parity 1 on a barrier that says 'data ready' passes before the data lands,
+    unless the task already knows (happens-before, through any barrier the run follows: another wait,
+    a named-barrier hand-over) that the barrier completed a phase: then it is not fresh when the task
+    waits, and the data it reads landed in a phase ordered before it or in the one it waits for (a
+    second consumer taking its turn on a ring another one started)."""
     done: set[tuple[int, int | None]] = set()
-    for (task, key), (line, parity) in sorted(first_waits(ctx).items(), key=lambda kv: kv[1][0] or 0):
-        if parity != 1 or (key[0], line) in done:
+    for (task, key), (line, parity, known) in sorted(first_waits(ctx).items(), key=lambda kv: kv[1][0] or 0):
+        if parity != 1 or known > 0 or (key[0], line) in done:
             continue
         data = ctx.data_of_barrier(key[0], except_task=task)
         read = sorted(set(data) & ctx.reads_of_task(task))
