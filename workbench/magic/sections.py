@@ -148,6 +148,8 @@ def not_ran(entry: Captured, kind: str, compile_only: bool) -> dict[str, Any] | 
         return None
     hint = ("--check or --interpret runs plain Triton kernels in Triton's CPU interpreter" if kind == "triton"
             else f"{kind} kernels need a GPU to run; Triton's interpreter runs only plain tl.* kernels")
+    if "not interpreted:" in (entry.runs[-1]["reason"] or ""):
+        hint = "on a GPU the launch runs there and --check compares its outputs"
     return {"severity": "info", "source": "run", "line": None, "col": None,
             "message": f"nothing ran: {entry.runs[-1]['reason']}", "hint": None if compile_only else hint}
 

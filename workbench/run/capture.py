@@ -27,6 +27,7 @@ from workbench.report.report import kernel_kind
 from workbench.run.arguments import _constexpr_names, _spec, bind_arguments, describe_arguments
 from workbench.run.device import Device
 from workbench.run.interpreter import interpret
+from workbench.run.interpreter_limits import interpreter_blocker
 
 __all__ = ["Capture", "Captured", "active", "describe_arguments"]
 
@@ -74,8 +75,6 @@ def _subclasses_with_run(cls: type) -> list[type]:
         if "run" in c.__dict__ and c not in out:
             out.append(c)
     return out
-
-
 
 
 def _grid_tuple(grid: Any, bound: dict[str, Any]) -> tuple[int, ...] | None:
@@ -230,19 +229,23 @@ class Capture:
     def runs_on_gpu_default(self) -> bool:
         return self.device.available and not self.compile_only and not self.interpret
 
-    def mode_for(self, kernel: Any, interpretable: bool = True) -> tuple[str, str | None]:
+    def mode_for(self, kernel: Any, interpretable: bool = True, blocked: str | None = None) -> tuple[str, str | None]:
+        """How a launch runs and why; ``blocked``: why Triton's interpreter would compute this kernel wrongly."""
         kind = kernel_kind(kernel)
         can_interp = interpretable and kind == "triton"
         no_gpu = f"no GPU ({self.device.reason})" if not self.device.available else ""
+        refused = f"{no_gpu}; not interpreted: {blocked}; compile-only"
         if self.compile_only:
             return "compile", "--compile-only: the launch was compiled from its arguments, nothing ran"
         if self._force_compile:
             return "compile", "autotuning without a GPU: this config was compiled only"
         if self.interpret:
-            if can_interp:
+            if can_interp and not blocked:
                 return "interpreter", "--interpret"
             if self.device.available:
                 return "gpu", None
+            if can_interp:
+                return "compile", refused
             return "compile", (
                 f"{no_gpu}; Triton's interpreter runs only plain tl.* kernels, not "
                 f"{kind} kernels: compiled from the launch arguments, nothing ran"
@@ -250,7 +253,7 @@ class Capture:
         if self.device.available:
             return "gpu", None
         if self.auto_interpret and can_interp:
-            return "interpreter", f"{no_gpu}; --check needs outputs"
+            return ("compile", refused) if blocked else ("interpreter", f"{no_gpu}; --check needs outputs")
         return "compile", f"{no_gpu}: compiled from the launch arguments, nothing ran"
 
     # ------------------------------------------------------------------ compiling
@@ -322,7 +325,10 @@ class Capture:
                 with self.suspend():
                     return real()
             return entry.artifact.compiled
-        mode, reason = self.mode_for(kernel, interpretable)
+        wants_interpreter = (self.interpret or (self.auto_interpret and not self.device.available)) \
+            and not self.compile_only
+        blocked = interpreter_blocker(entry.artifact.stages.get("ttir", "")) if wants_interpreter else None
+        mode, reason = self.mode_for(kernel, interpretable, blocked)
         gtuple = _grid_tuple(grid, bound)
         run: dict[str, Any] = {
             "mode": mode,
