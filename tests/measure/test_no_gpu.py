@@ -70,7 +70,7 @@ def test_report_items_match_the_report_schema(no_gpu):
     if not schema_path.exists():
         pytest.skip("no Report schema in this checkout")
     schema = json.loads(schema_path.read_text())
-    payload = {**schema["$defs"]["payload"], "$defs": schema["$defs"]}
+    payload = {**schema["$defs"]["measurement"], "$defs": schema["$defs"]}
     section = prof.bench_section(lambda: None, flops=1e12, bytes=1e9, device="H200")
     items = json.loads(json.dumps(prof.report_items(section), allow_nan=False))
     assert [i["kind"] for i in items] == ["bench", "roofline"]
