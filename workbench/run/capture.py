@@ -9,7 +9,8 @@ arguments (that gives the Artifact); then, by mode:
 
 - ``gpu``: launched for real on the local GPU;
 - ``interpreter``: executed on the CPU by Triton's interpreter (plain ``tl.*`` kernels only);
-- ``compile``: nothing runs (no GPU, ``--compile-only``, or a Gluon/TLX kernel with no GPU).
+- ``compile``: nothing runs (no GPU, ``--compile-only``, a Gluon/TLX kernel with no GPU, or a kernel the
+  interpreter would compute wrongly: ``workbench.run.interpreter_limits``).
 
 TLX kernels are ``@triton.jit`` functions, so they are captured like any other.
 """
