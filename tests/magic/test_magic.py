@@ -302,3 +302,19 @@ def test_editing_one_kernel_keeps_the_others_compiled(ip):
     assert again["first_kernel"]["kernel"]["cache_hit"] is True
     assert again["second_kernel"]["kernel"]["cache_hit"] is False
     assert again["first_kernel"]["cell"]["filename"] == first["first_kernel"]["cell"]["filename"]
+
+
+def test_tlx_compile_error_points_at_the_cell_line(ip):
+    """An error TLX's own verifier raises in an MLIR pass reaches the user at their cell line, not as a
+    traceback from inside Triton."""
+    from cells import TLX
+
+    wait = "tlx.barrier_wait(tlx.local_view(full, slot), (t // NUM_BUF) & 1)"
+    bad = TLX.replace(wait, wait.replace("full", "bufs"))  # waits on a data buffer, not a barrier
+    res, outputs, _ = run(ip, "%%tlx\n" + bad)
+    err = res.error_in_exec
+    assert type(err).__name__ == "CompileError"
+    line = 1 + next(i for i, ln in enumerate(bad.splitlines(), start=1) if "local_view(bufs, slot), (t" in ln)
+    assert err.lineno == line and "barrier" in err.message
+    text = ANSI.sub("", err._render_traceback_()[0])
+    assert f"Cell line {line}, in ew_kernel" in text and "site-packages" not in text
