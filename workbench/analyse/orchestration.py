@@ -83,7 +83,10 @@ class BarrierSet:
 
 @dataclass
 class Task:
-    """One async task, or one replica of it. ``index`` 0 is the kernel's own warps (the default task)."""
+    """One async task, or one replica of it. ``index`` 0 is the kernel's own warps (the default task).
+    ``registers`` is the ``setmaxnreg`` budget Triton gave it (None: none), ``requested_registers``
+    what its ``async_task(registers=...)`` asked for, ``start_warp`` its first warp in the CTA and
+    ``with_line`` the line of its ``with tlx.async_task(...)``."""
 
     index: int
     name: str
@@ -93,6 +96,9 @@ class Task:
     registers: int | None
     first_line: int | None
     ops: list[SyncOp] = field(default_factory=list)
+    requested_registers: int | None = None
+    start_warp: int | None = None
+    with_line: int | None = None
 
 
 @dataclass
@@ -188,6 +194,10 @@ class _Builder:
         for op in body.ops:
             if op.name == "ttg.warp_specialize":
                 main.name = "the default task"
+                meta = next((t for t in self.meta if t.get("partition") is None), {})
+                main.registers, main.start_warp = meta.get("registers"), 0
+                main.first_line = next((self._first_line(r) for r in op.regions if r.label == "default"), None)
+                main.with_line = self._with_line(main.first_line) if main.first_line else None
                 self._partitions(op)
         self.model.tasks[0].ops = self._sync_ops(body, self.sets, stop_at_partitions=True)
 
@@ -236,12 +246,12 @@ class _Builder:
         # replicas share their `with async_task` line (their first statements may differ: `if cid == 1:`)
         heads: dict[int | None, list[int]] = {}
         for r in parts:
-            first = next((self.to_line(o) for o in walk(r) if self.to_line(o)), None)
+            first = self._first_line(r)
             heads.setdefault(self._with_line(first) if first else None, []).append(int(r.label[len("partition"):]))
         for r in parts:
             pidx = int(r.label[len("partition"):])
             refs = {arg: self.sets[v] for arg, v in zip(r.args, captured, strict=False) if v in self.sets}
-            first = next((self.to_line(o) for o in walk(r) if self.to_line(o)), None)
+            first = self._first_line(r)
             head = self._with_line(first) if first else None
             group = heads.get(head, [pidx]) if head else [pidx]
             replica = group.index(pidx) if len(group) > 1 else None
@@ -251,7 +261,12 @@ class _Builder:
                 name += f" (replica {replica})"
             task = self._task(len(self.model.tasks), name, pidx, replica, r.num_warps or meta.get("num_warps") or 4,
                               r, refs, meta.get("registers"), first)
+            task.requested_registers, task.start_warp = meta.get("requested_registers"), meta.get("start_warp")
+            task.with_line = head
             self.model.tasks.append(task)
+
+    def _first_line(self, region: Region) -> int | None:
+        return next((line for o in walk(region) if (line := self.to_line(o))), None)
 
     def _with_line(self, first: int) -> int:
         """The ``with tlx.async_task(...)`` line above a task's first statement (else that statement)."""

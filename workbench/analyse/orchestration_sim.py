@@ -22,8 +22,17 @@ from typing import Any
 
 from workbench.analyse.orchestration import Orchestration, SyncOp
 from workbench.analyse.orchestration_arith import ARITH_OPS, evaluate
-from workbench.analyse.orchestration_ir import Op, Region
-from workbench.analyse.orchestration_sim_ops import Blocked, Lost, WaitEvent, blocking_op, op_line, sync_op
+from workbench.analyse.orchestration_ir import Op, Region, memdesc_type
+from workbench.analyse.orchestration_sim_ops import (
+    BadIndex,
+    Blocked,
+    Lost,
+    OutOfRange,
+    WaitEvent,
+    blocking_op,
+    op_line,
+    sync_op,
+)
 from workbench.analyse.orchestration_state import VC, Access, MBarrier, Memory, NamedBarrier, Race
 
 _FOR = re.compile(r"^(%[\w.$-]+) = (%[\w.$#-]+) to (%[\w.$#-]+) step (%[\w.$#-]+)(?:\s+iter_args\((.*?)\))?")
@@ -46,6 +55,7 @@ class Trace:
     unwritten_reads: list[tuple[tuple[int, int], Access]] = field(default_factory=list)
     arrive_logs: dict[int, list[int]] = field(default_factory=dict)  # task -> barrier set per arrive/expect
     early_releases: list[tuple[int, int | None, list[int | None]]] = field(default_factory=list)  # task, arrive, reads
+    bad_indices: list[BadIndex] = field(default_factory=list)  # views outside their allocation, when used
     opaque_barriers: set[int] = field(default_factory=set)
     opaque_buffers: set[int] = field(default_factory=set)
     truncated: bool = False
@@ -73,6 +83,7 @@ class _TaskRun:
         self.store_groups: list[list[Access]] = []
         self.wait_counts: dict[tuple[int, int], int] = {}
         self.arrive_log: list[int] = []  # barrier set of each arrive/expect, in order
+        self.loops: list[list] = []  # the loops it is in, outermost first: [line, iteration (from 1), variable]
         self.gen = None
 
     def tick(self) -> None:
@@ -201,12 +212,15 @@ class Simulator:
             raise Lost(self._line(op), "a loop whose bounds depend on values not known before the launch")
         carried = [env.get(init) for _, init in pairs]
         i = lo
+        t.loops.append(loop := [self._line(op), 0, None])
         while i < hi:
             env[iv] = i
+            loop[1:] = [loop[1] + 1, i]
             for (name, _), v in zip(pairs, carried, strict=True):
                 env[name] = v
             carried = yield from self._body(t, op.regions[0])
             i += step
+        t.loops.pop()
         for r, v in zip(op.results, carried, strict=False):
             env[r] = v
 
@@ -217,7 +231,9 @@ class Simulator:
         env = t.env
         vals = [env.get(init) for _, init in pairs]
         before, after = op.regions[0], op.regions[1]
+        t.loops.append(loop := [self._line(op), 0, None])
         while True:
+            loop[1] += 1
             for (name, _), v in zip(pairs, vals, strict=True):
                 env[name] = v
             cond_vals = yield from self._body(t, before)
@@ -227,6 +243,7 @@ class Simulator:
             if not cond:
                 for r, v in zip(op.results, args, strict=False):
                     env[r] = v
+                t.loops.pop()
                 return
             for name, v in zip(after.args, args, strict=False):
                 env[name] = v
@@ -293,9 +310,22 @@ class Simulator:
             src = None
         if src is not None and op.name == "ttg.memdesc_index" and src[0] in ("barset", "bufset"):
             idx = t.env.get(op.operands[1]) if len(op.operands) > 1 else None
-            src = (src[0][:3], src[1], idx)
+            count = self._count(op, src)
+            if isinstance(idx, int) and count and not 0 <= idx < count:  # found when an op uses the view
+                src = (src[0][:3], src[1], idx, OutOfRange(self._line(op), count, tuple(map(tuple, t.loops))))
+            else:
+                src = (src[0][:3], src[1], idx)
         t.env[op.results[0]] = src
         return None
+
+    def _count(self, op: Op, src: tuple) -> int | None:
+        """The slots a ``memdesc_index`` chooses from: the leading dimension of the view it indexes
+        (the allocation's count, unless a reinterpret changed the shape)."""
+        md = memdesc_type(op.body.split(" : ", 1)[1]) if " : " in op.body else None
+        if md is not None and md[0]:
+            return md[0][0]
+        sets = self.model.barriers if src[0] == "barset" else self.model.buffers
+        return sets[src[1]].count if src[1] < len(sets) else None
 
     def _line(self, op: Op) -> int | None:
         return op_line(self.model, op)

@@ -14,6 +14,9 @@ Semantics followed (PTX ISA, and the uTLX lowering read from the PTX it emits):
 * ``named_barrier_wait/arrive(id, n)``: ``bar.sync``/``bar.arrive``, ``n`` threads per generation.
 * ``async_dot`` reads its shared-memory operands until the ``async_dot_wait`` that retires it;
   ``async_load`` writes until its ``async_load_wait_group``; a TMA store reads until its store wait.
+* a view whose index is outside its allocation (``local_view(bufs, i)`` with ``i`` not in
+  ``[0, count)``) addresses another allocation's memory: the first op that uses it records a
+  :class:`BadIndex` and the task is not followed further.
 """
 
 from __future__ import annotations
@@ -33,6 +36,29 @@ class Lost(Exception):
     def __init__(self, line: int | None, what: str) -> None:
         super().__init__(what)
         self.line, self.what = line, what
+
+
+@dataclass(frozen=True)
+class OutOfRange:
+    """Carried by a view whose index is outside its allocation: where the view was made, the slots
+    its allocation has, and the loops the task was in then ((line, iteration from 1, variable))."""
+
+    line: int | None
+    count: int
+    loops: tuple[tuple[int | None, int, int | None], ...]
+
+
+@dataclass
+class BadIndex:
+    """A use of an out-of-range view: its task, the allocation ('bar' or 'buf', set id), the index."""
+
+    task: int
+    kind: str
+    set_id: int
+    index: int
+    where: OutOfRange
+    use_line: int | None
+    use_kind: str
 
 
 @dataclass
@@ -86,8 +112,16 @@ def _ref(value) -> tuple | None:
     return value if isinstance(value, tuple) else None
 
 
-def _barrier(sim, t, name: str, line) -> MBarrier:
-    ref = _ref(t.env.get(name))
+def _in_range(sim, t, ref: tuple, line, kind: str) -> None:
+    if len(ref) > 3 and isinstance(ref[3], OutOfRange):
+        sim.trace.bad_indices.append(BadIndex(t.index, ref[0], ref[1], ref[2], ref[3], line, kind))
+        raise Lost(line, f"index {ref[2]} outside its allocation of {ref[3].count}")
+
+
+def _barrier(sim, t, name: str, s: SyncOp) -> MBarrier:
+    ref, line = _ref(t.env.get(name)), s.line
+    if ref is not None:
+        _in_range(sim, t, ref, line, s.kind)
     if ref is None or ref[0] not in ("bar", "barset") or (ref[0] == "bar" and ref[2] is None):
         raise Lost(line, "a barrier (or barrier index) not known before the launch")
     key = (ref[1], ref[2] if ref[0] == "bar" else 0)
@@ -98,10 +132,11 @@ def _barrier(sim, t, name: str, line) -> MBarrier:
     return bar
 
 
-def _slot(sim, t, name: str | None) -> tuple[int, int] | None:
+def _slot(sim, t, name: str | None, s: SyncOp) -> tuple[int, int] | None:
     ref = _ref(t.env.get(name)) if name else None
     if ref is None or ref[0] not in ("buf", "bufset"):
         return None
+    _in_range(sim, t, ref, s.line, s.kind)
     idx = ref[2] if ref[0] == "buf" else 0
     if idx is None or ref[1] in sim.trace.opaque_buffers:
         return None
@@ -140,20 +175,20 @@ def sync_op(sim, t, op: Op, s: SyncOp) -> None:
             if in_flight:  # a release while this task's own reads are still running
                 sim.trace.early_releases.append((t.index, line, in_flight))
             n = (s.count or 1) * (32 * t.warps if kind == "warp_arrive" else 1)
-            bar = _barrier(sim, t, ops[0], line)
+            bar = _barrier(sim, t, ops[0], s)
             bar.arrive(n, who, t.clock)
             t.arrive_log.append(bar.set_id)
             t.tick()
     elif kind == "expect":
         if _pred(t, ops, 1, line):
-            bar = _barrier(sim, t, ops[0], line)
+            bar = _barrier(sim, t, ops[0], s)
             bar.expect(s.bytes or 0, who, t.clock)
             t.arrive_log.append(bar.set_id)
             t.tick()
     elif kind == "tma_load":
         _tma_load(sim, t, op, s)
     elif kind == "cp_async":
-        t.cp_open.append(_write(sim, t, _slot(sim, t, ops[1] if len(ops) > 1 else None), s))
+        t.cp_open.append(_write(sim, t, _slot(sim, t, ops[1] if len(ops) > 1 else None, s), s))
     elif kind == "cp_commit":
         t.cp_groups.append(t.cp_open)
         t.cp_open = []
@@ -161,18 +196,18 @@ def sync_op(sim, t, op: Op, s: SyncOp) -> None:
         t.cp_groups = _retire(t, t.cp_groups, s.count or 0)
     elif kind == "mma":
         in_flight = "isAsync = true" in op.body
-        accs = [_read(sim, t, key, s, in_flight) for v in ops[:2] if (key := _slot(sim, t, v)) is not None]
+        accs = [_read(sim, t, key, s, in_flight) for v in ops[:2] if (key := _slot(sim, t, v, s)) is not None]
         if in_flight:
             t.mma_groups.append(accs)
     elif kind == "mma_wait":
         t.mma_groups = _retire(t, t.mma_groups, s.count or 0)
     elif kind == "local_load":
-        _read(sim, t, _slot(sim, t, ops[0] if ops else None), s)
+        _read(sim, t, _slot(sim, t, ops[0] if ops else None, s), s)
     elif kind == "local_store":
-        _write(sim, t, _slot(sim, t, ops[1] if len(ops) > 1 else None), s, t.epoch())
+        _write(sim, t, _slot(sim, t, ops[1] if len(ops) > 1 else None, s), s, t.epoch())
     elif kind == "tma_store":
         tail = tma_operands(op)
-        t.store_groups.append([_read(sim, t, _slot(sim, t, tail[0] if tail else None), s, True)])
+        t.store_groups.append([_read(sim, t, _slot(sim, t, tail[0] if tail else None, s), s, True)])
     elif kind == "store_wait":
         t.store_groups = _retire(t, t.store_groups, s.count or 0)
     elif kind == "named_arrive":
@@ -185,8 +220,8 @@ def _tma_load(sim, t, op: Op, s: SyncOp) -> None:
     tail = tma_operands(op)
     if not _pred(t, tail, 2, s.line):
         return
-    bar = _barrier(sim, t, tail[1], s.line) if len(tail) > 1 else None
-    key = _slot(sim, t, tail[0] if tail else None)
+    bar = _barrier(sim, t, tail[1], s) if len(tail) > 1 else None
+    key = _slot(sim, t, tail[0] if tail else None, s)
     if bar is None:
         return
     comp = sim.proxies.setdefault((t.index, (bar.set_id, bar.index)), _PROXY_BASE + len(sim.proxies))
@@ -202,12 +237,12 @@ def _tma_load(sim, t, op: Op, s: SyncOp) -> None:
 def _tcgen05(sim, t, op: Op, s: SyncOp) -> None:
     if s.kind == "tc_mma":
         for v in op.operands[:2]:
-            if (key := _slot(sim, t, v)) is not None:
+            if (key := _slot(sim, t, v, s)) is not None:
                 _read(sim, t, key, s)
     for v in op.operands:
         ref = _ref(t.env.get(v))
         if ref is not None and ref[0] in ("bar", "barset"):
-            _barrier(sim, t, v, s.line).arrive(1, (t.index, s.line), t.clock)
+            _barrier(sim, t, v, s).arrive(1, (t.index, s.line), t.clock)
     t.tick()
 
 
@@ -236,7 +271,7 @@ def blocking_op(sim, t, op: Op, s: SyncOp):
     ops = op.operands
     if not _pred(t, ops, 2, s.line):
         return
-    bar = _barrier(sim, t, ops[0], s.line)
+    bar = _barrier(sim, t, ops[0], s)
     parity = _value(t, ops[1] if len(ops) > 1 else None, s.line, "a phase not known before the launch")
     key = (bar.set_id, bar.index)
     ordinal = t.wait_counts.get(key, 0)
