@@ -112,6 +112,8 @@ class Orchestration:
     shared_bytes: int
     warp_specialized: bool
     source_lines: list[str] = field(default_factory=list, repr=False)
+    registers_used: int | None = None  # per thread, ptxas's count for the whole kernel
+    ptxas_log: str = field(default="", repr=False)  # ptxas's report (remarks such as C7507), when kept
     module: Op | None = field(default=None, repr=False)
     func: Op | None = field(default=None, repr=False)
     refs: dict[int, dict[str, tuple[str, int]]] = field(default_factory=dict, repr=False)
@@ -157,6 +159,11 @@ class _LineMapper:
         inside = [loc.line for loc in mine if self.lo <= loc.line <= self.hi]
         return inside[0] if inside else mine[0].line if mine else None
 
+    def own(self, op: Op) -> int | None:
+        """The op's own line in the user's file, not a call site: inside the helper it was inlined from."""
+        return next((loc.line for loc in op.locs
+                     if not loc.inlined and any(same_file(loc.file, f) for f in self.files)), None)
+
 
 def _aliases(ttgir: str, filename: str) -> set[str]:
     m = re.search(r'loc\("([^"]+)":\d+:\d+\)', ttgir)
@@ -174,7 +181,9 @@ def build_model(artifact) -> Orchestration:
     model = Orchestration(kernel=artifact.name, target=artifact.target, filename=src.filename, tasks=[],
                           buffers=[], barriers=[], shared_bytes=int(artifact.metadata.shared_bytes or 0),
                           warp_specialized="ttg.warp_specialize" in ttgir,
-                          source_lines=(src.text or "").splitlines(), module=module, func=func, to_line=to_line)
+                          source_lines=(src.text or "").splitlines(), module=module, func=func, to_line=to_line,
+                          registers_used=artifact.metadata.registers,
+                          ptxas_log=str((artifact.metadata.extra or {}).get("ptxas", "")))
     if func is None:
         return model
     _Builder(model, to_line, artifact.metadata.tasks or []).build(func)

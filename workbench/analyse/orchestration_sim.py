@@ -312,7 +312,8 @@ class Simulator:
             idx = t.env.get(op.operands[1]) if len(op.operands) > 1 else None
             count = self._count(op, src)
             if isinstance(idx, int) and count and not 0 <= idx < count:  # found when an op uses the view
-                src = (src[0][:3], src[1], idx, OutOfRange(self._line(op), count, tuple(map(tuple, t.loops))))
+                own = getattr(self.model.to_line, "own", None)
+                src = (src[0][:3], src[1], idx, OutOfRange(self._line(op), count, own(op) if own else None))
             else:
                 src = (src[0][:3], src[1], idx)
         t.env[op.results[0]] = src

@@ -40,17 +40,19 @@ class Lost(Exception):
 
 @dataclass(frozen=True)
 class OutOfRange:
-    """Carried by a view whose index is outside its allocation: where the view was made, the slots
-    its allocation has, and the loops the task was in then ((line, iteration from 1, variable))."""
+    """Carried by a view whose index is outside its allocation: where the view was made (the kernel's
+    line, and the line inside an inlined helper when it was made there), and the slots its allocation has."""
 
     line: int | None
     count: int
-    loops: tuple[tuple[int | None, int, int | None], ...]
+    own_line: int | None = None
 
 
 @dataclass
 class BadIndex:
-    """A use of an out-of-range view: its task, the allocation ('bar' or 'buf', set id), the index."""
+    """A use of an out-of-range view: its task, the allocation ('bar' or 'buf', set id), the index, and
+    the loops the task was in when it used it, outermost first ((line, iteration from 1, variable)); the
+    view itself may have been made before them (a constant index is hoisted out of loops)."""
 
     task: int
     kind: str
@@ -59,6 +61,7 @@ class BadIndex:
     where: OutOfRange
     use_line: int | None
     use_kind: str
+    loops: tuple[tuple[int | None, int, int | None], ...] = ()
 
 
 @dataclass
@@ -114,7 +117,8 @@ def _ref(value) -> tuple | None:
 
 def _in_range(sim, t, ref: tuple, line, kind: str) -> None:
     if len(ref) > 3 and isinstance(ref[3], OutOfRange):
-        sim.trace.bad_indices.append(BadIndex(t.index, ref[0], ref[1], ref[2], ref[3], line, kind))
+        loops = tuple(map(tuple, t.loops))
+        sim.trace.bad_indices.append(BadIndex(t.index, ref[0], ref[1], ref[2], ref[3], line, kind, loops))
         raise Lost(line, f"index {ref[2]} outside its allocation of {ref[3].count}")
 
 
