@@ -24,9 +24,16 @@ Rules (``Finding.rule``):
 * ``hang``: tasks blocked on each other with no rule above explaining it.
 * ``slot-reuse`` / ``read-before-write``: happens-before races on buffer slots (run).
 * ``unwritten-buffer``: a buffer set that is read and never written (model).
+* ``index-out-of-range``: a ``tlx.local_view(bufs_or_bars, i)`` whose index, as the run computed it,
+  is outside ``[0, count)`` of its allocation, used by a wait, arrive, copy, load, store or MMA: it
+  touches another allocation's memory (run; an index the run does not know says nothing).
 * ``narrowing-store``: an fp32 value stored into fp16/bf16/fp8 memory through Triton's implicit
   cast (TTGIR: the cast carries the store's own location), a warning.
 * ``smem-limit``: shared memory over what a block may use on the target (metadata + allocations).
+* ``register-budget`` (warning): an ``async_task(registers=R)`` Triton does not give as asked: R over
+  256, under 24 or not a multiple of 8 (setmaxnreg's range; Triton gave another budget), requests
+  that do not fit the CTA's 64K registers with at least 24 per thread left for the default task
+  (Triton drops them all: no setmaxnreg), ``registers=`` on the default task (not passed on).
 * ``not-followed`` (info): a task the simulation could not follow past a line.
 * ``checks-failed`` (info): the model could not be read; nothing was checked.
 """
@@ -78,16 +85,18 @@ def check_artifact(artifact, kernel=None, *args, grid: tuple[int, ...] | None = 
 def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...] | None = None) -> list[Finding]:
     """Every rule over ``model`` (and its simulated run with ``values``)."""
     from workbench.analyse.orchestration_sim import simulate
-    from workbench.check import rules_hangs, rules_phases, rules_races, rules_static
+    from workbench.check import rules_bounds, rules_hangs, rules_phases, rules_races, rules_registers, rules_static
     from workbench.check.context import Context
 
     g = tuple(grid or ()) + _DEFAULT_GRID[len(grid or ()):]
     trace = simulate(model, values, grid=g) if model.func is not None else None
     ctx = Context(model, trace)
     rules_static.shared_memory(ctx)
+    rules_registers.register_budget(ctx)
     rules_static.narrowing_store(ctx)
     rules_static.wait_never_completes(ctx)
     rules_static.unwritten_buffer(ctx)
+    rules_bounds.index_out_of_range(ctx)
     rules_phases.first_wait_passes(ctx)
     rules_phases.phase_flip(ctx)
     rules_hangs.expect_bytes(ctx)
@@ -99,10 +108,15 @@ def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...
 
 
 def _not_followed(ctx) -> None:
+    from workbench.check import rules_bounds
+
     tr = ctx.trace
     if tr is None:
         return
+    stopped = rules_bounds.bad_lines(ctx)  # said by index-out-of-range
     for task, line, why in tr.lost:
+        if (task, line) in stopped:
+            continue
         ctx.add(Finding(
             "not-followed", "info", line,
             f"The checks could not follow {ctx.task(task)} past this line ({why}); what it does after it is not "

@@ -1,0 +1,65 @@
+"""Indices outside their allocation: a ``tlx.local_view(bufs_or_bars, i)`` (TTGIR ``ttg.memdesc_index``)
+whose index, as the simulated run computed it, is not in ``[0, count)``, used by an op the run follows.
+An index the run does not know says nothing."""
+
+from __future__ import annotations
+
+from workbench.analyse.orchestration_sim_ops import BadIndex
+from workbench.check.context import Context
+from workbench.check.findings import Finding, related
+
+_USES = {"wait": "waits on it", "arrive": "arrives on it", "warp_arrive": "arrives on it",
+         "expect": "expects bytes on it", "tma_load": "loads into it (TMA)", "cp_async": "copies into it",
+         "mma": "reads it in an MMA", "local_load": "reads it", "local_store": "writes it",
+         "tma_store": "stores from it (TMA)", "tc_mma": "uses it in an MMA", "tc_commit": "commits to it"}
+
+
+def index_out_of_range(ctx: Context) -> None:
+    tr = ctx.trace
+    if tr is None:
+        return
+    for bad in tr.bad_indices:
+        ctx.add(_finding(ctx, bad))
+
+
+def bad_lines(ctx: Context) -> set[tuple[int, int | None]]:
+    """(task, line) where a task stopped at an out-of-range index: not a 'could not follow' case."""
+    return {(b.task, b.use_line) for b in ctx.trace.bad_indices} if ctx.trace is not None else set()
+
+
+def _finding(ctx: Context, bad: BadIndex) -> Finding:
+    where = bad.where
+    if bad.kind == "bar":
+        s = ctx.model.barriers[bad.set_id]
+        name, what, unit = s.name, "mbarriers", "another allocation's memory, not an mbarrier of"
+        notes = [(s.line, f"{s.name} allocated here ({s.count} mbarrier(s), arrive_count={s.arrive_count})")]
+    else:
+        b = ctx.model.buffers[bad.set_id]
+        name, what, unit = b.name, "slots", "another allocation's memory (or past the end of shared memory), not"
+        notes = [(b.line, f"{b.name} allocated here ({b.count} x {'x'.join(map(str, b.shape))} {b.dtype})")]
+    count = where.count
+    when = _iteration(bad.loops)
+    use = _USES.get(bad.use_kind, "uses it")
+    if where.own_line and where.own_line != where.line:
+        notes.append((where.own_line, f"the index is computed here, in a function called at line {where.line}"))
+    at = ""
+    if bad.use_line != where.line:
+        notes.append((bad.use_line, f"the view is used here ({bad.use_kind})"))
+        at = f" at line {bad.use_line}" if bad.use_line else ""
+    return Finding(
+        "index-out-of-range", "error", where.line,
+        f"`{name}` has {count} {what} (indices 0 to {count - 1}), but {ctx.task(bad.task)} indexes it with "
+        f"{bad.index} here{when} and {use}{at}: that is {unit} `{name}`. Keep the index in [0, {count}).",
+        related(notes),
+        f"slot = k % NUM_STAGES; phase = (k // NUM_STAGES) & 1; tlx.local_view({name}, slot) "
+        f"(NUM_STAGES = {count} here)")
+
+
+def _iteration(loops) -> str:
+    """' (iteration 3 of the loop at line 20, its variable 2; ...)', innermost loop first."""
+    parts = []
+    for line, n, value in reversed(loops):
+        at = f"line {line}" if line else "a loop"
+        var = f", loop variable {value}" if value is not None else ""
+        parts.append(f"iteration {n} of the loop at {at}{var}")
+    return f" ({'; '.join(parts)})" if parts else " (outside any loop)"
