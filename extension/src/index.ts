@@ -148,6 +148,9 @@ export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
       onOpenBeside: ctx ? () => openBeside(ctx, this.node, this.data) : undefined
     });
     this.node.appendChild(this.viewer.node);
+    // A press in the viewer is the viewer's: the notebook would otherwise make this cell active and
+    // scroll it between the button going down and up, so the click would land on another line.
+    this.node.addEventListener('mousedown', ev => ev.stopPropagation());
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {

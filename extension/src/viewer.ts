@@ -247,7 +247,7 @@ export class ReportViewer extends Widget {
       if (this.split && this.columns[1] && !this.columns[1].pane) {
         this.loadStage(this.columns[1], this.columns[1].stage);
       }
-      this.refreshLinks();
+      this.refreshLinks(true);
     });
     const twoStages = r.stages.filter(st => st.name !== 'source').length >= 2;
     splitBox.disabled = !twoStages;
@@ -381,7 +381,7 @@ export class ReportViewer extends Widget {
         other.stage = previous;
       }
     }
-    this.refreshLinks();
+    this.refreshLinks(true);
   }
 
   private stage(name: string): Stage | undefined {
@@ -420,12 +420,14 @@ export class ReportViewer extends Widget {
     return this.columns.filter((c, i) => c.pane && (i === 0 || this.split));
   }
 
+  /** Hovering highlights the linked lines where they are in view; it never scrolls a pane (a pane
+   * that moved while the pointer crossed lines on its way to a click would take the wrong line). */
   private setHover(o: LinkOrigin | null): void {
     this.hover = o;
     if (!this.frame) {
       this.frame = requestAnimationFrame(() => {
         this.frame = 0;
-        this.refreshLinks();
+        this.refreshLinks(false);
       });
     }
   }
@@ -441,25 +443,26 @@ export class ReportViewer extends Widget {
       (o.kind === 'source' || (this.pinned as any).stage === (o as any).stage);
     this.pinned = same ? null : o;
     this.hover = null;
-    this.refreshLinks(reveal);
+    this.refreshLinks(true);
     if (reveal && o.kind === 'source') {
       this.sourcePane?.revealLine(o.line);
     }
   }
 
-  private refreshLinks(reveal = false): void {
+  /** Highlight the lines linked to the hovered or pinned line; `scroll`: bring them into view in
+   * the other panes (on a click; the pane clicked in never scrolls under the pointer). */
+  private refreshLinks(scroll = false): void {
     const origin = this.hover ?? this.pinned;
     const cols = this.visibleColumns();
     const names = cols.map(c => c.stage);
     const res = origin ? linkedLines(this.indexes, origin, names) : { source: [], stages: {} as { [k: string]: number[] } };
-    // the pane the pointer is in never scrolls under it; the others follow
     const fromSource = origin?.kind === 'source';
-    this.sourcePane?.setLinked(res.source, !!origin && !fromSource && !reveal);
+    this.sourcePane?.setLinked(res.source, scroll && !!origin && !fromSource);
     this.node.dataset.linkedSource = res.source.join(',');
     for (const c of cols) {
       const lines = res.stages[c.stage] ?? [];
       const isOrigin = origin?.kind === 'stage' && origin.stage === c.stage;
-      c.pane!.setLinked(lines, !!origin && !isOrigin);
+      c.pane!.setLinked(lines, scroll && !!origin && !isOrigin);
       c.host.dataset.linked = lines.join(',');
     }
     if (!origin) {

@@ -96,6 +96,97 @@ def click_stable(locator, frames: int = 5, x: float = 40) -> None:
     locator.click(position={"x": min(x, box["width"] / 2), "y": box["height"] / 2})
 
 
+# The point to click line n of an editor: 40 px into its text, at the height of its line number
+# (lines are virtualized and re-rendered on scroll, so an element index would not stay valid).
+# {missing} when the line is not rendered; {scrolled} when it was not fully in view (in its editor
+# and in the window) and has been scrolled there.
+_LINE_POINT = """(host, n) => {
+  const g = Array.from(host.querySelectorAll('.cm-lineNumbers .cm-gutterElement'))
+    .find(e => e.textContent.trim() === String(n));
+  const content = host.querySelector('.cm-content');
+  if (!g || !content) { return { missing: true }; }
+  const gr = g.getBoundingClientRect(), cr = content.getBoundingClientRect();
+  const sr = host.querySelector('.cm-scroller').getBoundingClientRect();
+  const top = Math.max(sr.top, 0), bottom = Math.min(sr.bottom, window.innerHeight);
+  if (gr.top < top + 2 || gr.bottom > bottom - 2) {
+    g.scrollIntoView({ block: 'center', inline: 'nearest' });
+    return { scrolled: true };
+  }
+  return { x: Math.max(cr.left, sr.left) + 40, y: gr.top + gr.height / 2 };
+}"""
+
+
+def editor_ready(viewer, pane: str) -> None:
+    """The editor has its language (the highlighting arrives asynchronously and re-renders the lines:
+    a click on a line being replaced is lost) and has stopped moving."""
+    viewer.locator(f"{pane} .cm-editor[data-language]").wait_for(timeout=60_000)
+    wait_stable(viewer.locator(f"{pane} .cm-content"))
+
+
+def scroll_to_line(viewer, pane: str, n: int) -> None:
+    host = viewer.locator(pane)
+    height = host.locator(".cm-line").first.bounding_box()["height"]
+    host.locator(".cm-scroller").evaluate("(e, y) => { e.scrollTop = y; }", max(0, (n - 6) * height))
+
+
+def click_line(viewer, pane: str, n: int, what: str = "source") -> None:
+    """A real mouse click on line n of an editor (`.tlx-source` or `.tlx-stage[data-stage=...]`):
+    the pointer goes to the line, the viewer's hover says it is over line n (so the layout has settled
+    and pointer -> line is right), then the button goes down and up there."""
+    editor_ready(viewer, pane)
+    host, page = viewer.locator(pane), viewer.page
+    hovered = re.compile(rf"^{re.escape(what)} line {n} ")
+    for _ in range(30):
+        point = host.evaluate(_LINE_POINT, n)
+        if "x" not in point:
+            if point.get("missing"):
+                scroll_to_line(viewer, pane, n)
+            wait_stable(host.locator(".cm-content"))
+            continue
+        page.mouse.move(1, 1)  # off the editor first: a move to where the pointer already is fires no event
+        page.mouse.move(point["x"], point["y"])
+        try:
+            expect_text(viewer.locator(".tlx-status"), hovered, timeout=2_000)
+        except AssertionError:
+            continue
+        page.mouse.down()
+        page.mouse.up()
+        return
+    raise AssertionError(f"the pointer never rested on line {n} of {pane}")
+
+
+def pin_line(viewer, pane: str, n: int, what: str = "source") -> None:
+    """Click line n until the viewer says it is pinned; a click that pins another line fails."""
+    status = viewer.locator(".tlx-status")
+    for _ in range(3):
+        click_line(viewer, pane, n, what)
+        try:
+            expect_text(status, f"pinned {what} line {n} ", timeout=3_000)
+            return
+        except AssertionError:
+            got = pinned_line(viewer)
+            assert got is None, f"clicked {what} line {n}, the viewer pinned {got}"
+    raise AssertionError(f"{what} line {n} was clicked three times and is not pinned")
+
+
+def unpin_line(viewer, pane: str, n: int, what: str = "source") -> None:
+    """Click the pinned line n again until the viewer says nothing is pinned."""
+    for _ in range(3):
+        click_line(viewer, pane, n, what)
+        viewer.page.wait_for_timeout(300)
+        got = pinned_line(viewer)
+        if got is None:
+            return
+        assert got == (what, n), f"clicked {what} line {n}, the viewer pinned {got}"
+    raise AssertionError(f"{what} line {n} stays pinned")
+
+
+def expect_text(locator, text, timeout: float = 5_000) -> None:
+    from playwright.sync_api import expect
+
+    expect(locator).to_contain_text(text, timeout=timeout)
+
+
 def source_line(viewer, text: str):
     return viewer.locator(".tlx-source .cm-line", has_text=text).first
 
@@ -114,3 +205,4 @@ def pinned_line(viewer) -> tuple[str, int] | None:
     """('source', 11) or ('ptx', 120) from the status line after a click."""
     m = re.search(r"pinned (\w+) line (\d+)", viewer.locator(".tlx-status").inner_text())
     return (m.group(1), int(m.group(2))) if m else None
+

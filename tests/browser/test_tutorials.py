@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from lab_helpers import click_stable, linked, linked_source, open_notebook, run_all, wait_all_ran, wait_stable
+from lab_helpers import linked, linked_source, open_notebook, pin_line, run_all, wait_all_ran
 
 from workbench.report import MIME_TYPE, Report
 from workbench.report.summaries import measurement_line
@@ -29,18 +29,6 @@ CELLS_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets.map(c 
   outputs: c.model.type === 'code' ? c.model.outputs.toJSON() : []
 }))"""
 
-# The DOM index of the .cm-line showing line `n` of an editor (lines are virtualized: only those
-# near the viewport exist), or -1.
-LINE_INDEX_JS = """(host, n) => {
-  const gutter = Array.from(host.querySelectorAll('.cm-lineNumbers .cm-gutterElement'))
-    .find(g => g.textContent.trim() === String(n));
-  if (!gutter) { return -1; }
-  const top = gutter.getBoundingClientRect().top;
-  const lines = Array.from(host.querySelectorAll('.cm-content .cm-line'));
-  return lines.findIndex(l => Math.abs(l.getBoundingClientRect().top - top) < 2);
-}"""
-
-
 def expected_tabs(r: Report) -> set[str]:
     tabs = {"code", "layouts"}
     if r.timeline and r.timeline.get("status", "ok") == "ok":
@@ -52,23 +40,6 @@ def expected_tabs(r: Report) -> set[str]:
     return tabs
 
 
-def show_line(viewer, pane: str, n: int):
-    """Scroll editor `pane` (a CSS selector inside the viewer) so that line n is rendered; its .cm-line."""
-    host = viewer.locator(pane)
-    scroller = host.locator(".cm-scroller")
-    height = host.locator(".cm-line").first.bounding_box()["height"]
-    scroller.evaluate("(e, y) => { e.scrollTop = y; }", max(0, (n - 6) * height))
-    wait_stable(host.locator(".cm-line").first)
-    idx = -1
-    for _ in range(20):
-        idx = host.evaluate(LINE_INDEX_JS, n)
-        if idx >= 0:
-            break
-        viewer.page.wait_for_timeout(100)
-    assert idx >= 0, f"line {n} of {pane} is not rendered"
-    return host.locator(".cm-content .cm-line").nth(idx)
-
-
 def check_linking(page, viewer, report: Report, shots: Path) -> None:
     stage = viewer.locator('.tlx-stage-picker[data-column="0"]').input_value()
     lmap = report.line_map(stage)
@@ -76,14 +47,15 @@ def check_linking(page, viewer, report: Report, shots: Path) -> None:
     users = sorted(u for u in lmap if u >= first)
     assert users, f"no user line maps to {stage}"
     user = users[len(users) // 2]
-    click_stable(show_line(viewer, ".tlx-source", user))
-    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned source line {user} ")
+    toolbar = viewer.locator(".tlx-code-toolbar")
+    height = toolbar.bounding_box()["height"]
+    pin_line(viewer, ".tlx-source", user)
+    assert toolbar.bounding_box()["height"] == height  # a longer status never moves the code
     assert linked(viewer, stage) == sorted(set(lmap[user])), (user, stage)
     assert viewer.locator(".tlx-source .cm-scroller").evaluate("e => e.scrollLeft") == 0
     # and back: a highlighted stage line lights its source lines
     target = lmap[user][0]
-    click_stable(show_line(viewer, f'.tlx-stage[data-stage="{stage}"]', target))
-    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned {stage} line {target} ")
+    pin_line(viewer, f'.tlx-stage[data-stage="{stage}"]', target, stage)
     assert user in linked_source(viewer)
     viewer.screenshot(path=str(shots / "linked.png"))
 

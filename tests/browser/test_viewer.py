@@ -9,13 +9,12 @@ import time
 import pytest
 from browser_helpers import DOT_LINE, EVIL, MIME, evil_report, write_notebook
 from lab_helpers import (
-    click_stable,
     linked,
     linked_source,
     open_notebook,
-    pinned_line,
+    pin_line,
     run_cell,
-    source_line,
+    unpin_line,
     wait_idle,
 )
 
@@ -116,8 +115,7 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
 
     # view.stages_first puts PTX first; clicking the tl.dot line highlights its PTX lines.
     assert viewer.locator('.tlx-stage-picker[data-column="0"]').input_value() == "ptx"
-    click_stable(source_line(viewer, "tl.dot"))
-    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned source line {DOT_LINE} ")
+    pin_line(viewer, ".tlx-source", DOT_LINE)
     ptx_lines = linked(viewer, "ptx")
     assert len(ptx_lines) == 3, ptx_lines
     hl = viewer.locator('.tlx-stage[data-stage="ptx"] .cm-line.tlx-linked')
@@ -136,10 +134,8 @@ def test_report_markup_is_text_and_features_work(page, lab, artifacts):
     # A 50,000-line SASS: switch, the mapped HGMMA line is scrolled to and highlighted,
     # and CodeMirror keeps the DOM small.
     viewer.locator('.tlx-stage-picker[data-column="0"]').select_option("sass")
-    click_stable(source_line(viewer, "tl.dot"))  # unpin
-    expect(viewer.locator(".tlx-status")).not_to_contain_text("pinned")
-    click_stable(source_line(viewer, "tl.dot"))  # pin again
-    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned source line {DOT_LINE} ")
+    unpin_line(viewer, ".tlx-source", DOT_LINE)
+    pin_line(viewer, ".tlx-source", DOT_LINE)  # pin again
     sass = viewer.locator('.tlx-stage[data-stage="sass"]')
     # a 50,000-line stage takes a moment to lay out on a loaded machine: wait for it, not a fixed time
     expect(sass.locator(".cm-line.tlx-linked", has_text="HGMMA")).to_have_count(1, timeout=15_000)
@@ -231,9 +227,8 @@ def test_tlx_cell_viewer_and_docked_view(page, lab, artifacts):
     if picker.input_value() != "ptx":
         picker.select_option("ptx")
     scroller = viewer.locator(".tlx-source .cm-scroller")
-    click_stable(source_line(viewer, "tl.dot"))
     # the clicked line, not its neighbour (the flaky click of issue 17), and no sideways scroll
-    expect(viewer.locator(".tlx-status")).to_contain_text(f"pinned source line {MATMUL_DOT_LINE} ")
+    pin_line(viewer, ".tlx-source", MATMUL_DOT_LINE)
     assert scroller.evaluate("e => e.scrollLeft") == 0
     ptx_lines = linked(viewer, "ptx")
     assert ptx_lines, "tl.dot maps to no PTX line"
@@ -242,11 +237,9 @@ def test_tlx_cell_viewer_and_docked_view(page, lab, artifacts):
     text = "\n".join(hl.all_inner_texts())
     assert re.search(r"mma|wgmma|fma|ld\.shared|ldmatrix|\.loc", text), text
     # and back: a click on a linked PTX line lights the tl.dot line
-    click_stable(hl.first)
-    expect(viewer.locator(".tlx-status")).to_contain_text("pinned ptx line")
+    pin_line(viewer, '.tlx-stage[data-stage="ptx"]', ptx_lines[0], "ptx")
     assert MATMUL_DOT_LINE in linked_source(viewer)
     assert scroller.evaluate("e => e.scrollLeft") == 0
-    assert pinned_line(viewer)[0] == "ptx"
     page.screenshot(path=str(artifacts / "matmul-dot-ptx.png"))
 
     # Switch to SASS.
