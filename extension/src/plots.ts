@@ -114,6 +114,7 @@ export async function renderTimeline(host: HTMLElement, p: Timeline): Promise<vo
     base: ss.map(s => s.start - t0),
     x: ss.map(s => s.end - s.start),
     text: ss.map(s => esc(s.name)),
+    textposition: 'none', // names on hover: inside the bars they pile up
     hovertemplate: '%{text}<br>%{base:.0f} + %{x:.0f} ns<extra>%{y}</extra>'
   }));
   await Plotly.newPlot(
@@ -135,7 +136,9 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
   clear(host);
   const caption = el('div', {
     class: 'tlx-plot-caption',
-    text: [provenance(p), p.ceilings_label ? `ceilings: ${p.ceilings_label}` : ''].filter(Boolean).join(' \u00b7 ')
+    text: [provenance(p), p.ceilings_label && !provenance(p).includes(p.ceilings_label) ? `ceilings: ${p.ceilings_label}` : '']
+      .filter(Boolean)
+      .join(' \u00b7 ')
   });
   const summary = el('div', { class: 'tlx-plot-summary', text: rooflineBody(p) });
   host.append(caption, summary);

@@ -57,7 +57,7 @@ export function timingLine(t: Timing): string {
 function benchBody(m: Bench): string {
   let out = m.timing ? timingLine(m.timing) : 'no timing';
   if (m.reference) {
-    out += `; reference ${m.reference.name}: ${timingLine(m.reference)}`;
+    out += `; ${m.reference.name === 'reference' ? 'reference' : `reference ${m.reference.name}`}: ${timingLine(m.reference)}`;
     if (fixed(m.ratio, 2)) {
       out += `; ${fixed(m.ratio, 2)}x the reference's speed`;
     }

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
+from pathlib import Path
 
 import pytest
 from browser_helpers import DOT_LINE, EVIL, MIME, evil_report, write_notebook
@@ -18,7 +20,7 @@ from lab_helpers import (
     wait_idle,
 )
 
-from workbench.report import validate
+from workbench.report import Report, validate
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -303,4 +305,47 @@ def test_schema_example_with_diff(page, lab, artifacts):
     viewer.locator(".tlx-values tbody tr").first.click()
     assert viewer.locator(".tlx-layout-drawing canvas").count() == 1
     page.screenshot(path=str(artifacts / "example-layouts.png"))
+    assert not page.console_errors, page.console_errors
+
+
+GPU_EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "workbench" / "report" / "examples").glob("gpu_*.json"))
+
+
+@pytest.mark.parametrize("example", GPU_EXAMPLES, ids=lambda p: p.stem)
+def test_report_recorded_on_a_gpu(page, lab, artifacts, example):
+    """A Report recorded on the GPU (--bench --check --timeline): the median, the roofline point,
+    the per-role timeline and the passed check, all from real payloads."""
+    root = lab[2]
+    shutil.copy(example, root / example.name)
+    data = json.loads(example.read_text())
+    report = Report.from_dict(data)
+    name = write_notebook(
+        root,
+        f"{example.stem}.ipynb",
+        [
+            "import json\nfrom IPython.display import display\n"
+            f"display({{{MIME!r}: json.load(open({example.name!r})), 'text/plain': 'TLX report'}}, raw=True)",
+        ],
+    )
+    open_notebook(page, lab, name)
+    run_cell(page, 0)
+    viewer = page.locator(".jp-NotebookPanel:visible .jp-OutputArea .tlx-viewer").first
+    viewer.wait_for(timeout=120_000)
+    expect(viewer.locator(".tlx-kernel-name")).to_have_text(report.name)
+    bench = next(m for m in report.measurements if m["kind"] == "bench")
+    expect(viewer.locator(".tlx-bench")).to_contain_text(f"median {bench['timing']['median_ms']:.4g} ms")
+    for c in report.checks:
+        assert viewer.locator(f'.tlx-check[data-status="{c["status"]}"]').count() >= 1
+    assert "ran on" in viewer.locator(".tlx-run-status").inner_text()
+    page.screenshot(path=str(artifacts / f"{example.stem}-header.png"))
+    viewer.locator('.tlx-tab[data-tab="roofline"]').click()
+    viewer.locator(".tlx-roofline-pane .js-plotly-plot").wait_for(timeout=60_000)
+    assert "achieved" in viewer.locator(".tlx-roofline-pane .tlx-plot-summary").inner_text()
+    page.screenshot(path=str(artifacts / f"{example.stem}-roofline.png"))
+    viewer.locator('.tlx-tab[data-tab="timeline"]').click()
+    viewer.locator(".tlx-timeline-pane .js-plotly-plot").wait_for(timeout=60_000)
+    roles = viewer.locator(".tlx-timeline-pane .tlx-roles tbody tr")
+    assert roles.count() == len(report.timeline["roles"])
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifacts / f"{example.stem}-timeline.png"))
     assert not page.console_errors, page.console_errors

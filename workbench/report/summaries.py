@@ -70,7 +70,8 @@ def _bench(m: dict[str, Any]) -> str:
     out = _timing(t)
     ref = m.get("reference")
     if isinstance(ref, dict):
-        out += f"; reference {ref.get('name', '')}: {_timing(ref)}"
+        name = ref.get("name") or "reference"
+        out += f"; {'reference' if name == 'reference' else f'reference {name}'}: {_timing(ref)}"
         if _num(m.get("ratio"), ".2f"):
             out += f"; {m['ratio']:.2f}x the reference's speed"
     return out
