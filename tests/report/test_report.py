@@ -269,8 +269,8 @@ def test_html_is_self_contained_escaped_and_linked():
     assert f'href="#{pre}-ptx-L8"' in h and f'id="{pre}-ptx-L8"' in h
     assert f'id="{pre}-src-L7"' in h and f'href="#{pre}-src-L7"' in h
     # highlighted: pygments classes on the MLIR op and the PTX register
-    assert '<span class="nb">tt.load</span>' in h
-    assert '<span class="nv">%r1</span>' in h
+    assert re.search(r'<span class="nb">\s*tt\.load</span>', h)
+    assert re.search(r'<span class="nv">\s*%r1</span>', h)
     # layouts, diagnostics and the skipped check (with its reason) are shown
     assert "BlockedLayout([4], [32], [4], [0])" in h and "a warning" in h
     assert "nothing ran" in h
@@ -286,7 +286,7 @@ def test_html_shows_the_head_of_each_stage_and_where_the_rest_is():
     r = make_report(key="big", ptx=big)
     h = r.to_html()
     assert f"{5000 - html_mod.STAGE_HEAD} more lines" in h
-    assert f">%r{html_mod.STAGE_HEAD - 1}<" in h and f">%r{html_mod.STAGE_HEAD}<" not in h
+    assert re.search(rf">\s*%r{html_mod.STAGE_HEAD - 1}<", h) and not re.search(rf">\s*%r{html_mod.STAGE_HEAD}<", h)
     assert "report.stage(NAME)" in h and "application/vnd.tlx-workbench.report+json" in h
     assert len(h) < 60_000
     assert r.stage("ptx") == big  # the Report keeps everything
@@ -364,3 +364,23 @@ def test_diff_of_reports_ignores_moved_locations():
                "stages": [{"name": "ttgir", "text": ttgir.replace("LINE", "4").replace("1 : i32", "2 : i32")}]}
     [stage] = diff_reports(old, changed)["stages"]
     assert stage["status"] == "changed" and stage["added"] == 1 and stage["removed"] == 1
+
+
+def test_nbconvert_keeps_indentation_and_left_alignment():
+    """nbconvert's HTML (which right-aligns table cells and collapses whitespace-only text between
+    tags) shows the fallback's code indented and left-aligned."""
+    nbformat = pytest.importorskip("nbformat")
+    nbconvert = pytest.importorskip("nbconvert")
+    r = make_report()
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(CELL)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=r._repr_mimebundle_())]
+    nb.cells = [cell]
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(nb)
+    pre = f"t{r.id[:8]}"
+    for anchor, start in (("src-L4", "    pid = tl.program_id(0)"), ("ttgir-L4", "    %0 = tt.get_program_id x")):
+        row = re.search(rf'<tr[^>]*id="{pre}-{anchor}"[^>]*>.*?<td class="code">(.*?)</td>', body, re.S)
+        assert row, f"{anchor} is not in the exported HTML"
+        text = re.sub(r"<[^>]+>", "", row.group(1))
+        assert text.startswith(start), repr(text)
+    assert ".tlxr *{text-align:left}" in body

@@ -178,6 +178,23 @@ def _css_class(ttype) -> str:
     return STANDARD_TYPES[ttype]
 
 
+def _no_blank_runs(runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Runs with no whitespace-only text: each is joined to the run after it (or before it, at the end
+    of a line). Some HTML pipelines (nbconvert's) collapse a whitespace-only text node between tags
+    to one space, which would lose the indentation of code."""
+    out: list[tuple[str, str]] = []
+    pending = ""
+    for cls, text in runs:
+        if not text.strip():
+            pending += text
+            continue
+        out.append((cls, pending + text))
+        pending = ""
+    if pending:
+        out[-1:] = [(out[-1][0], out[-1][1] + pending)] if out else [("", pending)]
+    return out
+
+
 @functools.cache
 def _styled(style: str = "default") -> frozenset[str]:
     """The short token classes the style colours (a span for any other token would only add bytes)."""
@@ -199,7 +216,7 @@ def highlight_lines(text: str, language: str) -> list[str]:
 
     def flush() -> None:
         out.append("".join(html.escape(t, quote=False) if not c else f'<span class="{c}">'
-                           f"{html.escape(t, quote=False)}</span>" for c, t in cur))
+                           f"{html.escape(t, quote=False)}</span>" for c, t in _no_blank_runs(cur)))
 
     for ttype, value in lexer.get_tokens(text):
         cls = "" if ttype in Error else _css_class(ttype)
