@@ -19,6 +19,10 @@ export type Stage = {
    * Number of lines of the text.
    */
   line_count: number;
+  /**
+   * Present when the text is only the first line_count lines of the stage (the Report's size budget): how many lines the stage has. The Report in the kernel's session keeps them all (report.stage(name)).
+   */
+  full_line_count?: number;
   text?: string;
   /**
    * base64 of the gzip-compressed UTF-8 text.

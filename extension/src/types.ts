@@ -36,6 +36,8 @@ export interface Stage {
   name: string;
   text: string;
   lineCount: number;
+  /** Set when `text` is only the first lineCount lines (the notebook's size budget). */
+  fullLineCount: number | null;
   lineMap: Map<number, number[]>;
   /** Which language the stage is highlighted as. */
   language: Language;
@@ -195,6 +197,7 @@ async function readStages(raw: unknown): Promise<Stage[]> {
       name,
       text,
       lineCount: num(s.line_count) ?? text.split('\n').length,
+      fullLineCount: num(s.full_line_count),
       lineMap: parseLineMap(lineMap),
       language: knownLanguage(s.language) ?? stageLanguage(name)
     });

@@ -21,6 +21,8 @@ export interface ViewerOptions {
 
 interface StageColumn {
   node: HTMLElement;
+  /** Says when only the head of the stage is stored. */
+  note: HTMLElement;
   picker: HTMLSelectElement;
   host: HTMLElement;
   pane: CodePane | null;
@@ -333,13 +335,15 @@ export class ReportViewer extends Widget {
     const prev = el('button', { class: 'tlx-search-prev', type: 'button', title: 'Previous match', text: '\u2191' });
     const next = el('button', { class: 'tlx-search-next', type: 'button', title: 'Next match', text: '\u2193' });
     const host = el('div', { class: 'tlx-editor tlx-stage' });
+    const note = el('div', { class: 'tlx-stage-note tlx-hidden' });
     const node = el(
       'div',
       { class: 'tlx-col tlx-stage-col', 'data-column': i },
       el('div', { class: 'tlx-col-head' }, picker, search, prev, next, count),
+      note,
       host
     );
-    const col: StageColumn = { node, picker, host, pane: null, stage: names[0], search, count };
+    const col: StageColumn = { node, note, picker, host, pane: null, stage: names[0], search, count };
     picker.addEventListener('change', () => this.pickStage(col, picker.value));
     const updateCount = () => {
       const p = col.pane;
@@ -399,6 +403,11 @@ export class ReportViewer extends Widget {
       col.pane = null;
       return;
     }
+    col.note.textContent = st.fullLineCount
+      ? `The first ${st.lineCount} of ${st.fullLineCount} lines are stored in the notebook (its size budget); ` +
+        `all of them: report.stage('${name}') in the kernel's session (%%tlx -o report).`
+      : '';
+    col.note.classList.toggle('tlx-hidden', !st.fullLineCount);
     col.pane = new CodePane(col.host, {
       text: st.text,
       language: st.language,

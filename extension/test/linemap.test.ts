@@ -101,13 +101,14 @@ describe('loadReport', () => {
     expect(await inflate(gz)).toBe(text);
     const r = await loadReport({
       schema_version: '2.0',
-      stages: [{ name: 'ptx', language: 'ptx', line_count: 3000, text_gz: gz,
+      stages: [{ name: 'ptx', language: 'ptx', line_count: 3000, full_line_count: 5000, text_gz: gz,
         line_map_gz: gzipSync(Buffer.from('{"1":[3000,2]}')).toString('base64') }],
       previous: { id: 'p', created: '', same_key: false, source_diff: '', metadata: [],
         stages: [{ name: 'ptx', status: 'changed', added: 1, removed: 1, diff_gz: gz }] }
     });
     expect(r.stages[0].text).toBe(text);
     expect(r.stages[0].lineMap.get(1)).toEqual([2, 3000]);
+    expect(r.stages[0].fullLineCount).toBe(5000); // only the head is stored: the viewer says so
     expect(r.previous!.stages[0].diff).toBe(text);
   });
   it('tolerates garbage', async () => {

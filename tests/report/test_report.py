@@ -384,3 +384,24 @@ def test_nbconvert_keeps_indentation_and_left_alignment():
         text = re.sub(r"<[^>]+>", "", row.group(1))
         assert text.startswith(start), repr(text)
     assert ".tlxr *{text-align:left}" in body
+
+
+def test_a_report_stays_within_its_budget():
+    """Past the budget the largest stage keeps only its head, says how long it is, and its line
+    map keeps only the lines stored; the Report in the session keeps everything."""
+    from workbench.report.report import BUDGET_BYTES
+
+    rng = __import__("random").Random(0)
+    huge = "\n".join(f"  %{i} = call float @f{rng.getrandbits(64):x}(float %{i - 1})" for i in range(60_000))
+    r = make_report(key="huge", ptx=huge)
+    r.stages[1]["line_map"] = {"4": [7, 59_000], "7": [58_000]}
+    b = r._repr_mimebundle_()
+    assert sum(len(json.dumps(v)) if isinstance(v, dict) else len(v) for v in b.values()) <= BUDGET_BYTES
+    validate(b[MIME_TYPE])
+    ptx = next(s for s in b[MIME_TYPE]["stages"] if s["name"] == "ptx")
+    assert ptx["full_line_count"] == 60_000 and 200 <= ptx["line_count"] < 60_000
+    back = Report.from_dict(b[MIME_TYPE])
+    assert back.line_map("ptx") == {4: [7]}
+    assert back.stage("ptx") == "\n".join(huge.splitlines()[: ptx["line_count"]])
+    assert r.stage("ptx") == huge  # the session's Report is whole
+    assert "full_line_count" not in json.dumps(r.to_dict())  # no budget asked: everything

@@ -12,8 +12,8 @@ import gzip
 import json
 from typing import Any
 
-__all__ = ["PLAIN_MAX", "line_count", "pack_stage", "pack_stage_diff", "pack_text", "unpack_stage",
-           "unpack_stage_diff", "unpack_text"]
+__all__ = ["PLAIN_MAX", "line_count", "pack_stage", "pack_stage_diff", "pack_stages", "pack_text",
+           "unpack_stage", "unpack_stage_diff", "unpack_text"]
 
 PLAIN_MAX = 2048  # texts up to this many characters are stored as they are
 
@@ -60,7 +60,8 @@ def pack_stage(stage: dict[str, Any]) -> dict[str, Any]:
 
 
 def unpack_stage(stage: dict[str, Any]) -> dict[str, Any]:
-    """A stage with its ``text`` and ``line_map`` (Reports of schema 1.0 have them already)."""
+    """A stage with its ``text`` and ``line_map`` (Reports of schema 1.0 have them already); a stage
+    stored as a head keeps ``full_line_count``."""
     d = _unpacked(stage, "text")
     if "line_map_gz" in d:
         d = {k: v for k, v in d.items() if k != "line_map_gz"}
@@ -75,3 +76,35 @@ def pack_stage_diff(sd: dict[str, Any]) -> dict[str, Any]:
 
 def unpack_stage_diff(sd: dict[str, Any]) -> dict[str, Any]:
     return _unpacked(dict(sd), "diff")
+
+
+MIN_HEAD_LINES = 200
+
+
+def _head(stage: dict[str, Any], keep: int) -> dict[str, Any]:
+    lines = (stage.get("text") or "").splitlines()
+    lmap = {u: [t for t in ts if t <= keep] for u, ts in (stage.get("line_map") or {}).items()}
+    head = {**stage, "text": "\n".join(lines[:keep]), "line_map": {u: ts for u, ts in lmap.items() if ts}}
+    return {**pack_stage(head), "full_line_count": len(lines)}
+
+
+def pack_stages(stages: list[dict[str, Any]], max_bytes: int | None = None) -> list[dict[str, Any]]:
+    """The stages as the JSON stores them, within ``max_bytes`` of JSON when given: past it, the
+    largest stages (LLVM IR first, in practice) keep only their first lines, and ``full_line_count``
+    says how many the stage has (the Report in the kernel's session keeps every line)."""
+    packed = [pack_stage(s) for s in stages]
+    if max_bytes is None:
+        return packed
+    sizes = [len(json.dumps(p)) for p in packed]
+    for _ in range(12):
+        over = sum(sizes) - max_bytes
+        if over <= 0:
+            break
+        i = max(range(len(packed)), key=sizes.__getitem__)
+        kept = packed[i]["line_count"]
+        keep = max(MIN_HEAD_LINES, int(kept * (sizes[i] - over - 1024) / sizes[i]))
+        if keep >= kept:
+            break  # nothing left to cut
+        packed[i] = _head(stages[i], keep)
+        sizes[i] = len(json.dumps(packed[i]))
+    return packed

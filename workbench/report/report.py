@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench.report.highlight import language_of_stage
-from workbench.report.packing import pack_stage, pack_stage_diff, unpack_stage, unpack_stage_diff
+from workbench.report.packing import pack_stage_diff, pack_stages, unpack_stage, unpack_stage_diff
 
-__all__ = ["MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
+__all__ = ["BUDGET_BYTES", "MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
 
 SCHEMA_VERSION = "2.0"
 MIME_TYPE = "application/vnd.tlx-workbench.report+json"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
+BUDGET_BYTES = 512 * 1024  # one Report in a notebook, all its representations (issue 17)
 
 
 @functools.lru_cache(maxsize=1)
@@ -339,13 +340,15 @@ class Report:
         "kernels",
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (schema.json): large stage texts and stage diffs gzip+base64 (packing.py)."""
-        d = {k: getattr(self, k) for k in self._FIELDS}
-        d["stages"] = [pack_stage(s) for s in self.stages]
+    def to_dict(self, max_bytes: int | None = None) -> dict[str, Any]:
+        """The JSON form (schema.json): large stage texts and stage diffs gzip+base64 (packing.py).
+        ``max_bytes``: the JSON stays within it by storing only the first lines of the largest stages."""
+        d = jsonable({k: getattr(self, k) for k in self._FIELDS if k != "stages"})
         if isinstance(self.previous, dict) and isinstance(self.previous.get("stages"), list):
-            d["previous"] = {**self.previous, "stages": [pack_stage_diff(s) for s in self.previous["stages"]]}
-        return jsonable(d)
+            d["previous"] = {**d["previous"], "stages": [pack_stage_diff(s) for s in d["previous"]["stages"]]}
+        room = None if max_bytes is None else max_bytes - len(json.dumps(d))
+        d["stages"] = jsonable(pack_stages(self.stages, room))
+        return {k: d[k] for k in self._FIELDS}
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -357,7 +360,7 @@ class Report:
         kwargs = {k: data[k] for k in cls._FIELDS if k in data}
         kwargs["stages"] = [unpack_stage(s) for s in kwargs.get("stages", [])]
         for s in kwargs["stages"]:
-            s.pop("line_count", None)
+            s.pop("line_count", None)  # full_line_count stays: this stage is only the head of the compiled one
         prev = kwargs.get("previous")
         if isinstance(prev, dict) and isinstance(prev.get("stages"), list):
             kwargs["previous"] = {**prev, "stages": [unpack_stage_diff(s) for s in prev["stages"]]}
@@ -397,6 +400,15 @@ class Report:
         return f"<Report {self.name} {self.kernel.get('target')} {self.id[:8]}>"
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
-        makers = {MIME_TYPE: self.to_dict, "text/html": self.to_html, "text/plain": self.summary}
-        wanted = [k for k in makers if (not include or k in include) and (not exclude or k not in exclude)]
-        return {k: makers[k]() for k in wanted}
+        """The three representations, together within BUDGET_BYTES (the JSON gives way)."""
+        wanted = [k for k in (MIME_TYPE, "text/html", "text/plain")
+                  if (not include or k in include) and (not exclude or k not in exclude)]
+        bundle: dict[str, Any] = {}
+        if "text/html" in wanted:
+            bundle["text/html"] = self.to_html()
+        if "text/plain" in wanted:
+            bundle["text/plain"] = self.summary()
+        if MIME_TYPE in wanted:
+            rest = sum(len(v) for v in bundle.values())
+            bundle[MIME_TYPE] = self.to_dict(max_bytes=BUDGET_BYTES - rest - 8 * 1024)
+        return {k: bundle[k] for k in wanted}
