@@ -183,7 +183,8 @@ def combine(as_run: dict[str, Any], other: dict[str, Any] | None, key: str = "fr
     tol = as_run.get("tolerance")
     if tol and tol in str(other.get("message")):
         first = first.replace(f" ({tol})", "")  # stated once, at the end
-    as_run["message"] = f"as the cell ran: {first}; {other['message']}"
+    prefix = "" if first.startswith("as the cell ran: ") else "as the cell ran: "  # combined once already
+    as_run["message"] = f"{prefix}{first}; {other['message']}"
     return as_run
 
 
