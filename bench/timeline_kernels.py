@@ -9,7 +9,9 @@ Kernels (each in its own try/except; a failure is recorded in its JSON and the o
   with ``DEFAULT``), 4096^3 bf16; skipped with the import error when the library does not import;
 - ``fa_pingpong``: Meta's FA forward persistent ping-pong tutorial from the installed wheel
   (``tlx/tutorials/hopper_fa_ws_pipelined_pingpong_persistent.py``, unmodified, launched through its
-  own ``attention()``), B1 H8 S4096 D128 bf16, non-causal (2 tiles per CTA: a trace of ~0.2M events).
+  own ``attention()``), B1 H8 S4096 D128 bf16, non-causal (2 tiles per CTA: a trace of ~0.2M events);
+- ``attn_ws_pipelined``: the library's fastest attention kernel (``tlx_kernels.attention.ws_pipelined``,
+  ``prepare`` with its default config), same shape as ``fa_pingpong``.
 
 Per kernel: correctness against torch (cuBLAS matmul / SDPA); then ``workbench.measure.timeline``:
 the plain kernel timed (``workbench.measure.bench``), one launch recorded under Proton with scopes at
@@ -45,7 +47,7 @@ for p in (ROOT, ROOT / "kernels"):
 
 T0 = time.perf_counter()
 BUDGET_S = 200.0  # stop adding optional measurements (extra levels) after this
-KERNELS = ("ws_cooperative", "ws_pingpong", "fa_pingpong")
+KERNELS = ("ws_cooperative", "ws_pingpong", "fa_pingpong", "attn_ws_pipelined")
 FA_TUTORIAL = "hopper_fa_ws_pipelined_pingpong_persistent"
 
 
@@ -121,6 +123,36 @@ def fa_case(batch: int, heads: int, seq: int, dim: int) -> dict[str, Any]:
     return {"fn": fn, "check": check, "record": None, "events_per_warp": 8192,
             "shape": {"B": batch, "H": heads, "S": seq, "D": dim, "dtype": "bfloat16", "causal": False},
             "flops": 4.0 * batch * heads * seq * seq * dim, "source": str(path)}
+
+
+def attn_case(batch: int, heads: int, seq: int, dim: int) -> dict[str, Any]:
+    import torch
+    import torch.nn.functional as F
+    from tlx_kernels.attention import ws_pipelined
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    launch = ws_pipelined.prepare(q, k, v)
+
+    def fn() -> Any:
+        return launch.kernel[launch.grid](*launch.args, **launch.kwargs)
+
+    def check() -> float:
+        return _rel(launch.run(), F.scaled_dot_product_attention(q, k, v))
+
+    return {"fn": fn, "check": check, "record": (launch.kernel, launch.grid, launch.args, launch.kwargs),
+            "events_per_warp": 8192, "config": dict(ws_pipelined.DEFAULT),
+            "shape": {"B": batch, "H": heads, "S": seq, "D": dim, "dtype": "bfloat16", "causal": False},
+            "flops": 4.0 * batch * heads * seq * seq * dim, "source": "tlx_kernels.attention.ws_pipelined (prepare)"}
+
+
+def case_of(name: str, a: argparse.Namespace) -> dict[str, Any]:
+    fa = tuple(map(int, a.fa.split(",")))
+    if name == "fa_pingpong":
+        return fa_case(*fa)
+    if name == "attn_ws_pipelined":
+        return attn_case(*fa)
+    return gemm_case(name, a.size)
 
 
 def checks_of(tl: Any) -> dict[str, Any]:
@@ -240,7 +272,7 @@ def main() -> int:
     for name in [k for k in a.kernels.split(",") if k]:
         say(f"=== {name}")
         try:
-            case = fa_case(*map(int, a.fa.split(","))) if name == "fa_pingpong" else gemm_case(name, a.size)
+            case = case_of(name, a)
             row = {"kernel": name, **case} if "skip" in case else run_kernel(
                 name, case, out, data_dir, stamp, a.levels.split(","))
         except Exception as e:
