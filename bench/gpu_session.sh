@@ -6,6 +6,7 @@
 #        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
 # Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
 # the machine lacks as wheels from .whl/ (installed to /tmp/site). WB_TREE=REV names the source tree in the JSON.
+# Narrower parts: GPU_TESTS (test paths), GEMM_ARGS / ATTN_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
 # Writes JSON under bench/results/; $OUT/results.tar.gz holds them with the logs and executed notebooks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,17 +41,17 @@ for p in "${parts[@]}"; do
     gemm-sweep) run_part gemm-sweep $((${GEMM_SWEEP_S:-240} + 60)) python3 bench/gemm.py --sweep --budget-s ${GEMM_SWEEP_S:-240} ;;
     attention-sweep) run_part attention-sweep $((${ATTN_SWEEP_S:-240} + 60)) python3 bench/attention.py --sweep --budget-s ${ATTN_SWEEP_S:-240} ;;
     broadcast-sweep) run_part broadcast-sweep $((${BCAST_SWEEP_S:-150} + 45)) python3 bench/broadcast.py --sweep --budget-s ${BCAST_SWEEP_S:-150} ;;
-    gemm) run_part gemm 300 python3 bench/gemm.py ;;
-    attention) run_part attention 300 python3 bench/attention.py ;;
-    broadcast) run_part broadcast 240 python3 bench/broadcast.py ;;
+    gemm) run_part gemm 300 python3 bench/gemm.py ${GEMM_ARGS:-} ;;
+    attention) run_part attention 300 python3 bench/attention.py ${ATTN_ARGS:-} ;;
+    broadcast) run_part broadcast 240 python3 bench/broadcast.py ${BCAST_ARGS:-} ;;
     launch) run_part launch 180 python3 bench/launch_overhead.py ;;
-    timeline) run_part timeline 240 python3 bench/timeline_kernels.py ;;
+    timeline) run_part timeline 240 python3 bench/timeline_kernels.py ${TIMELINE_KERNELS:+--kernels $TIMELINE_KERNELS} ;;
     isolation) run_part isolation 300 python3 bench/isolation.py ;;
     meta) run_part meta 360 python3 bench/meta_tutorials.py ;;
     tutorials)
-      for nb in tutorials/*.ipynb; do
+      for nb in ${TUTORIALS:-tutorials/*.ipynb}; do
         n=$(basename "$nb" .ipynb)
-        run_part "tutorial-$n" 420 python3 bench/run_notebook.py "$nb" "$OUTDIR" --timeout 300 \
+        run_part "tutorial-$n" ${TUTORIAL_S:-420} python3 bench/run_notebook.py "$nb" "$OUTDIR" --timeout 300 \
           --summary "bench/results/tutorial-${n%%-*}-h200-$(date -u +%Y-%m-%d).json"
       done ;;
     *) echo "unknown part $p"; status=1 ;;
