@@ -82,3 +82,47 @@ def test_active_driver_stands_in_and_restores_the_previous_state():
     except KeyError:
         pass
     assert driver._active is before
+
+
+class _JitDriver:
+    """What JITFunction.run(warmup=True) asks of the driver, for sm_90 on a machine with no GPU."""
+
+    def get_current_target(self):
+        return GPUTarget("cuda", 90, 32)
+
+    def get_active_torch_device(self):
+        return torch.device("cpu")
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+
+@triton.jit
+def _scale(x_ptr, y_ptr, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * factor, mask=offs < n)
+
+
+def test_jit_compile_after_workbench_compile_is_a_cache_hit(tmp_path, monkeypatch):
+    """With uTLX's stages hook installed, the JIT's cache key includes an entry ``specialize`` must add too;
+    without it every launch after ``workbench.compile`` compiled the kernel a second time (seen on the H200)."""
+    import triton.language.extra.tlx  # noqa: F401  (installs uTLX's stages inspection hook)
+
+    import workbench
+    from workbench.compile import cache
+
+    assert triton.knobs.runtime.add_stages_inspection_hook is not None
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("TLX_WORKBENCH_CACHE_DIR", str(tmp_path / "workbench"))
+    cache.clear(memory=True)
+    seen = []
+    monkeypatch.setattr(triton.knobs.compilation, "listener",
+                        lambda *, src, metadata, metadata_group, times, cache_hit: seen.append(cache_hit))
+    x = torch.randn(3000)
+    workbench.compile(_scale, x, torch.empty_like(x), x.numel(), 2.0, BLOCK=512, target="sm_90")
+    with active_driver(_JitDriver()):
+        _scale.warmup(x, torch.empty_like(x), x.numel(), 2.0, BLOCK=512, grid=(6,))
+    assert seen == [False, True]

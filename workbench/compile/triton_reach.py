@@ -29,10 +29,17 @@ def jit_file_line(fn: Any) -> tuple[str, int]:
 
 def specialize(fn: Any, backend: Any, args: tuple, kwargs: dict[str, Any]) -> tuple[Any, dict, dict, dict]:
     """(options, signature, constexprs, attrs) exactly as ``JITFunction.run`` computes them."""
+    from triton import knobs
     from triton.runtime.jit import create_function_from_signature
 
     binder = create_function_from_signature(fn.signature, fn.params, backend)
     bound_args, specialization, options = binder(*args, **kwargs)
+    hook = knobs.runtime.add_stages_inspection_hook
+    if hook is not None:
+        # JITFunction.run appends this entry (a string, as Triton 3.8 writes it) when a stages hook is installed
+        # (uTLX always installs one); _pack_args turns it into an extra attrs path, which is part of the cache
+        # key: without it the JIT's compile after ours misses the cache and compiles the kernel again.
+        specialization.append(f'("custom_pipeline", {hook()[1]})')
     return fn._pack_args(backend, kwargs, bound_args, specialization, options)
 
 
