@@ -12,7 +12,10 @@ worker, per shape: torch SDPA with each backend that runs (FLASH, CUDNN, EFFICIE
 ``--warmup-s`` of GPU warm-up), our variants (each config checked at the shape on two heads against the
 fp32 reference, timed briefly, the best timed again), Meta's tutorial kernels from the installed wheel
 (imported unmodified, autotuned by their own configs; non-causal only), then SDPA again (best of the two
-runs counts). Times are ``triton.testing.do_bench`` medians (L2 flushed). FLOPs = 4 B H S_q S_kv D (/2 causal).
+runs counts), then the SDPA backends, each variant's best config and Meta's kernels in ``--rounds`` interleaved
+rounds (the order rotates each round; rows and targets use the median of the per-round ratios, so the H200's
+clock, which drops as it heats, moves both sides alike). Times are ``triton.testing.do_bench`` medians (L2
+flushed). FLOPs = 4 B H S_q S_kv D (/2 causal).
 
 Writes ``bench/results/attention-<date>.json`` (sweep: ``attention-sweep-<date>.json``): device, date, torch,
 triton, command, rows of {kernel, shape, dtype, causal, config, ms, tflops, baseline, baseline_ms, ratio}
@@ -37,14 +40,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from attention_report import TARGETS, baseline_rows, best, print_table, targets  # noqa: E402, F401
 from attention_worker import BACKENDS, META, Child, cname, item_name  # noqa: E402
 
 PER_VARIANT = {"triton_baseline": 2, "ws": 1, "ws_pipelined": 1, "ws_pingpong": 2, "ws_persistent": 3}
 PREFLIGHT = (2, 8, 1040)  # B, H, S: 1040 = 8 x 128 + 16 (tails), ints specialised like the bench shapes
 SWEEP_SHAPES = [(4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (4, 32, 4096, 64, False),
                 (4, 32, 4096, 64, True)]
-TARGETS = [((4, 32, 4096, 128, False), "sdpa", 1.10), ((4, 32, 4096, 128, False), "meta", 1.00),
-           ((4, 32, 4096, 128, True), "sdpa", 1.00)]
 
 
 def log(*a: Any) -> None:
@@ -175,13 +177,8 @@ def records(kind: str, rows: list[dict], shape, args, phase: str, cfgs: dict | N
         out.append(dict(kind=kind, kernel=kernel, config=config or ("autotuned" if kind == "meta" else "-"),
                         cfg=(cfgs or {}).get(r["item"]), shape=[B, H, S, D], causal=bool(causal), dtype=args.dtype,
                         phase=phase, ms=ms, tflops=attention_flops(B, H, S, S, D, causal) / ms / 1e9 if ms else None,
-                        rel_err=r.get("rel_err"), error=r.get("error")))
+                        rel_err=r.get("rel_err"), error=r.get("error"), times=r.get("times")))
     return out
-
-
-def best(recs: list[dict], **match) -> dict | None:
-    ok = [r for r in recs if r["ms"] and all(r[k] == v for k, v in match.items())]
-    return min(ok, key=lambda r: r["ms"]) if ok else None
 
 
 def measure_shape(child: Child, shape, items: list, args, warm_s: float) -> list[dict]:
@@ -204,54 +201,24 @@ def measure_shape(child: Child, shape, items: list, args, warm_s: float) -> list
         meta = child.run(dict(job, op="meta", items=list(META), rep_ms=args.rep))
         recs += records("meta", meta, shape, args, "final")
     recs += records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=args.rep)), shape, args, "2")
+    if args.rounds:
+        recs += rounds(child, job, recs, finals, cfgs, shape, args)
     return recs
 
 
-def baseline_rows(recs: list[dict], shapes, args) -> list[dict]:
-    rows = []
-    for shape in shapes:
-        here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == bool(shape[4])]
-        bases = {}
-        for kind in ("sdpa", "meta"):
-            for name in sorted({r["kernel"] for r in here if r["kind"] == kind}):
-                b = best(here, kernel=name)  # SDPA: the better of its two runs
-                if b:
-                    bases[name] = b["ms"]
-        for variant in args.variants:
-            ours = best([r for r in here if r["phase"] == "final"], kernel=variant)
-            for name, bms in bases.items():
-                if ours:
-                    rows.append(dict(kernel=variant, shape=list(shape[:4]), dtype=args.dtype, causal=bool(shape[4]),
-                                     config=ours["config"], ms=ours["ms"], tflops=ours["tflops"], baseline=name,
-                                     baseline_ms=bms, ratio=bms / ours["ms"]))
-    return rows
-
-
-def targets(recs: list[dict]) -> list[dict]:
+def rounds(child: Child, job: dict, recs: list[dict], finals: list, cfgs: dict, shape, args) -> list[dict]:
+    """The SDPA backends that ran, the best config of each of our variants and Meta's kernels, timed again in
+    interleaved rounds (phase "rounds"): the rows' ratios come from these."""
+    ran = {r["kernel"] for r in recs if r["ms"]}
+    groups = {"sdpa": [b for b in BACKENDS if SDPA_NAMES.get(b, b) in ran],
+              "ours": [f for f in finals if f[0] in ran],
+              "meta": [m for m in META if m in ran]}
+    rows = child.run(dict(job, op="rounds", groups=groups, rounds=args.rounds, rep_ms=args.round_rep))
+    kind = {**{b: "sdpa" for b in groups["sdpa"]}, **{m: "meta" for m in groups["meta"]}}
     out = []
-    for shape, kind, need in TARGETS:
-        here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == shape[4] and r["ms"]]
-        ours = best([r for r in here if r["kind"] == "ours" and r["phase"] == "final"])
-        base = best([r for r in here if r["kind"] == kind])
-        ratio = base["ms"] / ours["ms"] if ours and base else None
-        out.append(dict(shape=list(shape[:4]), causal=shape[4], against=f"best {kind}", need=need, ratio=ratio,
-                        ours=ours and f"{ours['kernel']} {ours['tflops']:.0f} TFLOP/s",
-                        baseline=base and f"{base['kernel']} {base['tflops']:.0f} TFLOP/s",
-                        met=ratio is not None and ratio >= need))
+    for r in rows:
+        out += records(kind.get(r["item"], "ours"), [r], shape, args, "rounds", cfgs)
     return out
-
-
-def print_table(recs: list[dict], shapes) -> None:
-    for shape in shapes:
-        here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == bool(shape[4])]
-        sdpa, meta = best(here, kind="sdpa"), best(here, kind="meta")
-        log(f"\nB{shape[0]} H{shape[1]} S{shape[2]} D{shape[3]} {'causal' if shape[4] else 'non-causal'}")
-        for r in sorted((r for r in here if r["phase"] != "tune"), key=lambda r: r["ms"] or 1e9):
-            if r["kind"] == "sdpa" and r is not best(here, kernel=r["kernel"]):
-                continue
-            vs = "".join(f"  x{b['ms'] / r['ms']:.2f} vs {b['kernel']}" for b in (sdpa, meta) if b and r["ms"])
-            what = f"{r['ms']:.3f} ms {r['tflops']:6.0f} TFLOP/s{vs}" if r["ms"] else f"FAILED {r['error']}"
-            log(f"  {r['kernel']:<26} {r['config'][:44]:<44} {what}")
 
 
 def device_info() -> dict:
@@ -391,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
     ap.add_argument("--compile-timeout", type=float, default=60.0, help="preflight: seconds without progress")
     ap.add_argument("--job-timeout", type=float, default=45.0, help="timing: seconds without progress")
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds of the rows' timings (0: off)")
+    ap.add_argument("--round-rep", type=int, default=40, help="do_bench rep (ms) of one timing in a round")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     import torch

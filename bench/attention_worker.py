@@ -127,9 +127,32 @@ def meta_module(name: str):
     return _meta_mods[name]
 
 
+def run_rounds(job: dict) -> None:
+    """Time every item of ``job["groups"]`` (``{"sdpa"|"ours"|"meta": items}``, already checked) in
+    ``job["rounds"]`` interleaved rounds, the order rotated each round, so clock drift during the run moves every
+    item alike; one row per item with its times per round (``ms``: their median)."""
+    import statistics
+
+    fns = {}
+    for op, items in job["groups"].items():
+        for name, make in job_items(dict(job, op=op, items=items)):
+            fns[name] = make()[1]
+    names = list(fns)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(job["rounds"]):
+        emit("BEGIN", {"item": f"round {r + 1}"})
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            times[n].append(timed(fns[n], job["rep_ms"]))
+    for n in names:
+        emit("ROW", {"item": n, "ms": statistics.median(times[n]), "times": times[n], "error": None})
+
+
 def run_job(job: dict) -> None:
     import torch
 
+    if job["op"] == "rounds":
+        run_rounds(job)
+        return
     if job["op"] == "warm":
         q, k, v = inputs((4, 32, 4096, 128), "bf16", 99)
         t0 = time.perf_counter()

@@ -11,7 +11,10 @@ recorded and the run goes on. First a preflight: each config is checked against 
 shapes (NaN-poisoned output; several workers at once, which also compiles everything). Then, one worker
 at a time, per shape: cuBLAS (after ``--warmup-s`` of it), each library kernel (checked at the shape,
 tuned over its passing configs, the best timed again), Meta's tutorial kernels from the installed
-triton-utlx wheel (imported unmodified, their own configs, our operands and output dtype), cuBLAS again.
+triton-utlx wheel (imported unmodified, their own configs, our operands and output dtype), then cuBLAS and
+every kernel's best config in ``--rounds`` interleaved rounds (the order rotates; the rows' ``ms`` is the median
+over rounds and ``ratio`` the median of the per-round ratios, so the H200's clock, which drops as it heats
+during a run, moves both sides of a ratio alike), cuBLAS again.
 Times: ``triton.testing.do_bench`` medians (L2 flushed) of the bare launch. ``--sweep`` times every
 candidate (``candidates()`` of each module) at every shape within ``--budget-s``, best candidates first,
 and prints the ranking to put into the modules' CONFIGS.
@@ -218,6 +221,54 @@ def baseline_rows(records: list[dict], cub: dict, shapes, args) -> list[dict]:
     return rows
 
 
+def rounds_shape(workers: Workers, records: list[dict], shape, args) -> dict[str, list[float]] | None:
+    """cuBLAS and the best config of every kernel timed at ``shape`` in ``args.rounds`` interleaved rounds."""
+    items = [dict(label="cublas", kind="cublas")]
+    for k in sorted({r["kernel"] for r in records if r["shape"] == list(shape)}):
+        best = best_of([r for r in records if r["shape"] == list(shape) and r["kernel"] == k and r["phase"] == "final"])
+        if best is not None:
+            items.append(dict(label=k, kind=best["kind"], kernel=k,
+                              cfg=best["config"] if best["kind"] == "meta" else best["cfg"]))
+    job = dict(op="rounds", shape=shape, dtype=args.dtype, tol=TOL, items=items, rounds=args.rounds, warmup_ms=10,
+               rep_ms=args.round_rep, limit=args.meta_configs)
+    res, _, fail = workers.get().run(job)
+    if fail or not res or res.get("error"):
+        workers.drop() if fail else None
+        log(f"  interleaved rounds FAILED: {fail or (res or {}).get('error')}")
+        return None
+    return res["times"]
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def rounds_rows(times: dict[tuple, dict[str, list[float]]], records: list[dict], args) -> list[dict]:
+    """Rows from interleaved rounds: ``ms`` is the median over rounds, ``ratio`` the median of the per-round
+    ratios ``baseline_ms / ms`` (each round's two timings were taken seconds apart, at the same clock)."""
+    rows = []
+    for shape, per in times.items():
+        M, N, K = shape
+        configs = {r["kernel"]: r["config"] for r in records if r["shape"] == list(shape) and r["phase"] == "final"
+                   and r["ms"]}
+        bases = ["cublas", "triton_dot", *sorted(k for k in per if k.startswith("meta_"))]
+        for kernel, ts in per.items():
+            if kernel == "cublas":
+                continue
+            ms = _median(ts)
+            for base in bases:
+                if base == kernel or base not in per or (base != "cublas" and kernel not in OURS):
+                    continue
+                rows.append(dict(kernel=kernel, shape=list(shape), dtype=args.dtype, config=configs.get(kernel),
+                                 ms=ms, tflops=2.0 * M * N * K / ms / 1e9, baseline=base,
+                                 baseline_ms=_median(per[base]),
+                                 ratio=_median([b / t for b, t in zip(per[base], ts, strict=True)]),
+                                 method=f"interleaved, {len(ts)} rounds"))
+    return rows
+
+
 def summary(rows: list[dict], shapes) -> list[dict]:
     out = []
     for shape in shapes:
@@ -284,7 +335,7 @@ def _name(cfg: dict) -> str:
     return config_name(cfg)
 
 
-def print_table(rows: list[dict], cub: dict, shapes) -> None:
+def print_table(rows: list[dict], cub: dict, shapes, inter: dict | None = None) -> None:
     head = ("shape", "kernel", "TFLOP/s", "ms", "xcuBLAS", "xtl.dot", "xMeta")
     log("\n" + " ".join(f"{h:>{w}s}" for h, w in zip(head, (16, 15, 8, 8, 8, 8, 8))) + "  config")
     for shape in shapes:
@@ -292,6 +343,11 @@ def print_table(rows: list[dict], cub: dict, shapes) -> None:
         if c.get("ms"):
             log(f"{'x'.join(map(str, shape)):>16s} {'cublas':>15s} {2.0 * math.prod(shape) / c['ms'] / 1e9:8.1f} "
                 f"{c['ms']:8.4f}   (before {c.get('before_ms')}, after {c.get('after_ms')} ms: the faster is used)")
+        per = (inter or {}).get(tuple(shape), {}).get("cublas")
+        if per:
+            log(f"{'':>16s} {'cublas rounds':>15s} {2.0 * math.prod(shape) / _median(per) / 1e9:8.1f} "
+                f"{_median(per):8.4f}   (interleaved rounds {min(per):.4f}..{max(per):.4f} ms; ratios below are "
+                "medians of per-round ratios)")
         kernels = sorted({r["kernel"] for r in rows if r["shape"] == list(shape)}, key=lambda k: (k not in OURS, k))
         for k in kernels:
             mine = [r for r in rows if r["shape"] == list(shape) and r["kernel"] == k]
@@ -300,7 +356,7 @@ def print_table(rows: list[dict], cub: dict, shapes) -> None:
             f = lambda v: f"{v:8.3f}" if v else f"{'-':>8s}"  # noqa: E731
             r = mine[0]
             log(f"{'x'.join(map(str, shape)):>16s} {k:>15s} {r['tflops']:8.1f} {r['ms']:8.4f} {f(ratio.get('cublas'))} "
-                f"{f(ratio.get('triton_dot'))} {f(meta)}  {r['config'][:60]}")
+                f"{f(ratio.get('triton_dot'))} {f(meta)}  {str(r['config'] or '-')[:60]}")
 
 
 def with_swept(plan: dict[str, list[dict]], source: str) -> dict[str, list[dict]]:
@@ -353,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--job-timeout", type=float, default=240.0, help="s without progress before a worker is killed")
     p.add_argument("--from-sweep", default=None, metavar="PATH|latest",
                    help="also tune over the 3 best configs per kernel of a --sweep result (latest: the newest)")
+    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per shape for the rows (0: off)")
+    p.add_argument("--round-rep", type=int, default=40, help="do_bench rep (ms) of one timing in a round")
     p.add_argument("--out", default=None, help="output JSON path")
     args = p.parse_args(argv)
     t_start = time.time()
@@ -384,6 +442,7 @@ def main(argv: list[str] | None = None) -> int:
 
     records: list[dict] = []
     cub: dict[tuple, dict] = {}
+    inter: dict[tuple, dict[str, list[float]]] = {}
     if args.sweep:
         for shape in shapes:
             cub[shape] = {"before_ms": cublas(workers, shape, args, args.warmup_s)}
@@ -408,6 +467,11 @@ def main(argv: list[str] | None = None) -> int:
                 if r is not None:
                     log(f"  {k:15s} " + (f"{r['tflops']:7.1f} TFLOP/s  {r['config'][:70]}" if r["ms"]
                                          else f"FAILED {str(r['error'])[:200]}"))
+            if args.rounds:
+                log(f"  interleaved: cuBLAS and each kernel's best config, {args.rounds} rounds")
+                per = rounds_shape(workers, records, shape, args)
+                if per:
+                    inter[shape] = per
             cub[shape]["after_ms"] = cublas(workers, shape, args, 0.0)
     for shape in shapes:
         cub[shape].setdefault("after_ms", cublas(workers, shape, args, 0.0))
@@ -416,9 +480,9 @@ def main(argv: list[str] | None = None) -> int:
     workers.close()
 
     timed = [r for r in records if r["phase"] in ("final", "sweep", "confirm")]
-    rows = baseline_rows(timed, cub, shapes, args)
+    rows = rounds_rows(inter, timed, args) if inter else baseline_rows(timed, cub, shapes, args)
     summ = summary(rows, shapes)
-    print_table(rows, cub, shapes)
+    print_table(rows, cub, shapes, inter)
     log("\n== best library kernel vs cuBLAS (targets: 1.05x at 8192^3 and 4096^3, 1.00x at 2048^3)")
     for s in summ:
         log(f"  {'x'.join(map(str, s['shape'])):>16s} {str(s['best_kernel']):>15s} "
@@ -430,6 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         mode="sweep" if args.sweep else "bench", timing="do_bench median of the bare launch (L2 flushed)",
         shapes=[list(s) for s in shapes], rows=rows, summary=summ,
         cublas={"x".join(map(str, s)): v for s, v in cub.items()}, measurements=records, preflight=verdict,
+        interleaved={"x".join(map(str, s)): v for s, v in inter.items()},
     )
     if args.sweep:
         doc["ranking"] = ranking(timed, shapes)

@@ -216,6 +216,39 @@ def job_meta(job: dict) -> dict:
     return run_configs(job, items, lambda cfg, a, b, out: meta_launcher(job["kernel"], cfg, a, b, out))
 
 
+def job_rounds(job: dict) -> dict:
+    """Time ``job["items"]`` in interleaved rounds (each round times every item once, the order rotated from
+    round to round), so a clock that drifts during the run (the H200 slows as it heats) moves every item alike;
+    returns each item's times per round. Items: ``{"label", "kind": "cublas"|"library"|"meta", "kernel", "cfg"}``
+    (library: the config dict; meta: the config's name as ``job_meta`` records it)."""
+    import torch
+    import triton
+    from tlx_kernels.gemm.common import empty_out
+
+    a, b, ref = operands(*job["shape"], job["dtype"])
+    M, N, K = job["shape"]
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    runs = {}
+    for it in job["items"]:
+        out = empty_out(M, N, a.dtype, "cuda")
+        if it["kind"] == "cublas":
+            runs[it["label"]] = lambda out=out: torch.matmul(a, b, out=out)
+        elif it["kind"] == "library":
+            runs[it["label"]] = library_launcher(it["kernel"], it["cfg"], a, b, out)
+        else:
+            named = {"_".join(f"{k}{v}" for k, v in c.kwargs.items()): c
+                     for c in meta_configs(it["kernel"], M, N, K, job.get("limit", 8))}
+            runs[it["label"]] = meta_launcher(it["kernel"], named[it["cfg"]], a, b, out)
+        check(runs[it["label"]], ref, out, job["tol"])
+    labels = list(runs)
+    times: dict[str, list[float]] = {k: [] for k in labels}
+    for r in range(job["rounds"]):
+        for k in labels[r % len(labels):] + labels[:r % len(labels)]:
+            times[k].append(bench(runs[k], job["warmup_ms"], job["rep_ms"]))
+        emit("BEGIN", {"config": f"round {r + 1}"})
+    return {"times": times}
+
+
 def job_info() -> dict:
     import torch
     import triton
@@ -238,6 +271,8 @@ def handle(job: dict) -> dict:
         return run_configs(job, items, lambda cfg, a, b, out: library_launcher(job["kernel"], cfg, a, b, out))
     if op == "meta":
         return job_meta(job)
+    if op == "rounds":
+        return job_rounds(job)
     raise ValueError(f"unknown op {op!r}")
 
 

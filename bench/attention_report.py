@@ -1,0 +1,92 @@
+"""Rows, targets and the table of bench/attention.py, from its measurement records.
+
+A record: {kind ("sdpa", "ours", "meta"), kernel, config, shape [B, H, S, D], causal, phase ("1", "2", "tune",
+"final", "rounds"), ms, tflops, times (per interleaved round, phase "rounds")}. When a shape has "rounds"
+records, its rows and targets come from them: ratio = the median of the per-round ratios.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TARGETS = [((4, 32, 4096, 128, False), "sdpa", 1.10), ((4, 32, 4096, 128, False), "meta", 1.00),
+           ((4, 32, 4096, 128, True), "sdpa", 1.00)]
+
+
+def log(*a: Any) -> None:
+    print(*a, flush=True)
+
+
+def best(recs: list[dict], **match) -> dict | None:
+    ok = [r for r in recs if r["ms"] and all(r[k] == v for k, v in match.items())]
+    return min(ok, key=lambda r: r["ms"]) if ok else None
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def pair(ours: dict, base: dict) -> tuple[float, float, float, str]:
+    """(ours ms, baseline ms, ratio, method): from interleaved rounds (median of per-round ratios) when both have
+    them, else from their best single timings."""
+    if ours.get("times") and base.get("times") and len(ours["times"]) == len(base["times"]):
+        ratio = _median([b / o for b, o in zip(base["times"], ours["times"], strict=True)])
+        return ours["ms"], base["ms"], ratio, f"interleaved, {len(ours['times'])} rounds"
+    return ours["ms"], base["ms"], base["ms"] / ours["ms"], "best single timings"
+
+
+def baseline_rows(recs: list[dict], shapes, args) -> list[dict]:
+    rows = []
+    for shape in shapes:
+        here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == bool(shape[4])]
+        inter = [r for r in here if r["phase"] == "rounds" and r["ms"]]
+        pool = inter or here
+        bases = {}
+        for kind in ("sdpa", "meta"):
+            for name in sorted({r["kernel"] for r in pool if r["kind"] == kind}):
+                b = best(pool, kernel=name)  # without rounds, SDPA: the better of its two runs
+                if b:
+                    bases[name] = b
+        for variant in args.variants:
+            ours = best([r for r in (inter or here) if r["phase"] in ("final", "rounds")], kernel=variant)
+            for name, b in bases.items():
+                if ours:
+                    ms, bms, ratio, method = pair(ours, b)
+                    rows.append(dict(kernel=variant, shape=list(shape[:4]), dtype=args.dtype, causal=bool(shape[4]),
+                                     config=ours["config"], ms=ms, tflops=ours["tflops"], baseline=name,
+                                     baseline_ms=bms, ratio=ratio, method=method))
+    return rows
+
+
+def targets(recs: list[dict]) -> list[dict]:
+    out = []
+    for shape, kind, need in TARGETS:
+        here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == shape[4] and r["ms"]]
+        here = [r for r in here if r["phase"] == "rounds"] or here
+        ours = best([r for r in here if r["kind"] == "ours" and r["phase"] in ("final", "rounds")])
+        base = best([r for r in here if r["kind"] == kind])
+        ratio = pair(ours, base)[2] if ours and base else None
+        out.append(dict(shape=list(shape[:4]), causal=shape[4], against=f"best {kind}", need=need, ratio=ratio,
+                        ours=ours and f"{ours['kernel']} {ours['tflops']:.0f} TFLOP/s",
+                        baseline=base and f"{base['kernel']} {base['tflops']:.0f} TFLOP/s",
+                        met=ratio is not None and ratio >= need))
+    return out
+
+
+def print_table(recs: list[dict], shapes) -> None:
+    for shape in shapes:
+        here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == bool(shape[4])]
+        inter = [r for r in here if r["phase"] == "rounds" and r["ms"]]
+        if inter:  # the interleaved timings, and whatever failed before them
+            here = inter + [r for r in here if not r["ms"] and r["phase"] != "tune"]
+        sdpa, meta = best(here, kind="sdpa"), best(here, kind="meta")
+        how = f" (interleaved, {len(inter[0]['times'])} rounds: median ms, median of per-round ratios)" if inter else ""
+        log(f"\nB{shape[0]} H{shape[1]} S{shape[2]} D{shape[3]} {'causal' if shape[4] else 'non-causal'}{how}")
+        for r in sorted((r for r in here if r["phase"] != "tune"), key=lambda r: r["ms"] or 1e9):
+            if r["kind"] == "sdpa" and r is not best(here, kernel=r["kernel"]):
+                continue
+            vs = "".join(f"  x{pair(r, b)[2]:.2f} vs {b['kernel']}" for b in (sdpa, meta) if b and r["ms"])
+            what = f"{r['ms']:.3f} ms {r['tflops']:6.0f} TFLOP/s{vs}" if r["ms"] else f"FAILED {r['error']}"
+            log(f"  {r['kernel']:<26} {r['config'][:44]:<44} {what}")
