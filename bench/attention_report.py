@@ -65,8 +65,9 @@ def targets(recs: list[dict]) -> list[dict]:
     for shape, kind, need in TARGETS:
         here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == shape[4] and r["ms"]]
         here = [r for r in here if r["phase"] == "rounds"] or here
-        ours = best([r for r in here if r["kind"] == "ours" and r["phase"] in ("final", "rounds")])
         base = best([r for r in here if r["kind"] == kind])
+        mine = [r for r in here if r["kind"] == "ours" and r["phase"] in ("final", "rounds")]
+        ours = max(mine, key=lambda r: pair(r, base)[2]) if mine and base else best(mine)  # our best against it
         ratio = pair(ours, base)[2] if ours and base else None
         out.append(dict(shape=list(shape[:4]), causal=shape[4], against=f"best {kind}", need=need, ratio=ratio,
                         ours=ours and f"{ours['kernel']} {ours['tflops']:.0f} TFLOP/s",
