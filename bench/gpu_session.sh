@@ -3,6 +3,7 @@
 # Triton 3.6 preinstalled, no network).
 #   bench/gpu_session.sh [part ...]
 # Parts: env tests gemm-sweep attention-sweep broadcast-sweep gemm attention broadcast launch timeline isolation
+#        isolation-cost
 #        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
 # Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
 # the machine lacks as wheels from .whl/ (installed to /tmp/site). WB_TREE=REV names the source tree in the JSON.
@@ -47,6 +48,7 @@ for p in "${parts[@]}"; do
     launch) run_part launch 180 python3 bench/launch_overhead.py ;;
     timeline) run_part timeline 240 python3 bench/timeline_kernels.py ${TIMELINE_KERNELS:+--kernels $TIMELINE_KERNELS} ;;
     isolation) run_part isolation 300 python3 bench/isolation.py ;;
+    isolation-cost) run_part isolation-cost 180 python3 bench/isolation_cost.py ;;
     meta) run_part meta 360 python3 bench/meta_tutorials.py ;;
     tutorials)
       for nb in ${TUTORIALS:-tutorials/*.ipynb}; do

@@ -331,6 +331,7 @@ class Capture:
         blocked = interpreter_blocker(entry.artifact.stages.get("ttir", "")) if wants_interpreter else None
         mode, reason = self.mode_for(kernel, interpretable, blocked)
         gtuple = _grid_tuple(grid, bound)
+        kept = len(entry.runs) < MAX_RUNS  # past that, a launch's record is not kept: skip describing it
         run: dict[str, Any] = {
             "mode": mode,
             "ran": False,
@@ -338,14 +339,14 @@ class Capture:
             "device": None,
             "grid": list(gtuple) if gtuple is not None else None,
             "elapsed_ms": None,
-            "arguments": describe_arguments(kernel, bound),
+            "arguments": describe_arguments(kernel, bound) if kept else None,
             "checks": [],
         }
         entry.launches += 1
         self._launch_seq += 1
         entry.last_launch = self._launch_seq
         entry.bound, entry.grid = bound, gtuple
-        if len(entry.runs) < MAX_RUNS:
+        if kept:
             entry.runs.append(run)
         result = None
         t0 = time.perf_counter()

@@ -7,7 +7,9 @@ serves requests until the socket closes:
 
 - ``("launch", request)``: rebuild the arguments (``protocol.Decoder``), load the kernel (Triton's
   own ``CompiledKernel`` over the files of Triton's cache, kept per hash), launch it with Triton's
-  launcher, answer ``("started", id, prepare_s)``, wait for the GPU, answer ``("done", id, times)``.
+  launcher, answer ``("started", id, prepare_s)`` (unless the GPU finished within ``QUICK_S``: the
+  notebook's run deadline starts at "started"; a short kernel saves the message), wait for the GPU,
+  answer ``("done", id, times)``.
   A failure answers ``("error", id, info)``; a failure of the GPU itself (a fault, a device-side
   assert: the CUDA context is lost) also ends the process, and the notebook starts a fresh one.
 - ``("drop", tokens)``: forget storages the notebook has freed.
@@ -30,6 +32,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from workbench.run.protocol import Decoder, KernelRef
+
+QUICK_S = 0.002  # a kernel done within this of its launch call skips the "started" answer
 
 _FATAL_WORDS = ("CUDA error", "device-side assert", "illegal memory access", "unspecified launch failure",
                 "illegal instruction", "misaligned address", "an illegal", "CUDA_ERROR")
@@ -92,6 +96,19 @@ class Runner:
         g = tuple(grid) + (1,) * (3 - len(grid))
         kernel[g](*args)
 
+    def finished_within(self, seconds: float) -> bool:
+        """Has the GPU finished everything queued, within ``seconds`` of polling? (Raises if the context failed.)"""
+        if not self.cuda:
+            return True
+        import torch
+
+        stream = torch.cuda.current_stream()
+        end = time.perf_counter() + seconds
+        while not stream.query():
+            if time.perf_counter() > end:
+                return False
+        return True
+
     def synchronize(self) -> None:
         if self.cuda:
             import torch
@@ -152,7 +169,12 @@ def handle_launch(conn: Connection, runner: Runner, req: dict[str, Any]) -> bool
         return not fatal
     t2 = time.perf_counter()
     if ref.kind != "callable":
-        conn.send(("started", rid, t1 - t0))
+        try:
+            quick = runner.finished_within(QUICK_S)
+        except Exception:  # a failed context: the synchronize below reports it
+            quick = False
+        if not quick:  # a short kernel answers "done" only: one message less per launch
+            conn.send(("started", rid, t1 - t0))
     try:
         runner.synchronize()
     except Exception as e:  # a fault: this context is lost
