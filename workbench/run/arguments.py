@@ -3,6 +3,7 @@ cheap stand-in for Triton's specialization (to tell launches of one compiled ker
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -26,13 +27,20 @@ def bind_arguments(kernel: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str
     for k, v in kwargs.items():
         bound.setdefault(k, v)
     base = base_jit(kernel)
-    try:
-        for p in inspect.signature(getattr(base, "fn", base)).parameters.values():
-            if p.name not in bound and p.default is not inspect.Parameter.empty:
-                bound[p.name] = p.default
-    except (TypeError, ValueError):
-        pass
+    for name, default in _defaults(getattr(base, "fn", base)):
+        bound.setdefault(name, default)
     return bound
+
+
+@functools.lru_cache(maxsize=256)
+def _defaults(fn: Any) -> tuple[tuple[str, Any], ...]:
+    """(parameter, default) of a kernel's Python function (``inspect.signature`` is most of a launch's capture
+    cost: it is read once per function)."""
+    try:
+        return tuple((p.name, p.default) for p in inspect.signature(fn).parameters.values()
+                     if p.default is not inspect.Parameter.empty)
+    except (TypeError, ValueError):
+        return ()
 
 
 def _describe(name: str, v: Any, constexpr: bool) -> dict[str, Any]:

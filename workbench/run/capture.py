@@ -119,6 +119,7 @@ class Capture:
         self._launch_seq = 0
         self.entries: dict[str, Captured] = {}  # artifact key -> Captured, in capture order
         self._by_sig: dict[Any, Captured] = {}
+        self._kinds: dict[int, tuple[Any, str]] = {}  # id(kernel) -> (kernel, its kind)
         self.suspended = 0
         self._force_compile = 0
         self.compiling: Any = None  # the kernel being compiled now (for error locations)
@@ -230,9 +231,16 @@ class Capture:
     def runs_on_gpu_default(self) -> bool:
         return self.device.available and not self.compile_only and not self.interpret
 
+    def _kind(self, kernel: Any) -> str:
+        """``kernel_kind``, once per kernel object of the cell (it reads the kernel's source)."""
+        known = self._kinds.get(id(kernel))
+        if known is None or known[0] is not kernel:
+            known = self._kinds[id(kernel)] = (kernel, kernel_kind(kernel))
+        return known[1]
+
     def mode_for(self, kernel: Any, interpretable: bool = True, blocked: str | None = None) -> tuple[str, str | None]:
         """How a launch runs and why; ``blocked``: why Triton's interpreter would compute this kernel wrongly."""
-        kind = kernel_kind(kernel)
+        kind = self._kind(kernel)
         can_interp = interpretable and kind == "triton"
         no_gpu = f"no GPU ({self.device.reason})" if not self.device.available else ""
         refused = f"{no_gpu}; not interpreted: {blocked}; compile-only"
