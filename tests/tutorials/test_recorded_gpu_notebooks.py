@@ -1,0 +1,84 @@
+"""The tutorials as the H200 executed them (``bench/results/notebooks/<tutorial>-h200-<date>*.ipynb.gz``, the
+newest of each), checked on a CPU: what each ``%%tlx`` cell asked for happened on the GPU.
+
+Per cell, from its magic line and its Report: the launch ran on the GPU; with ``--check`` every check passed
+(fresh inputs, NaN-poisoned outputs); with ``--bench`` the timing is ok and has a same-run reference when
+``--bench-ref`` was given; with ``--timeline`` the per-role timeline was recorded. The notebook has no error
+output, every Report validates against the schema, and the notebook is within the 5 MB budget. A tutorial
+whose cells changed since it was recorded fails here: execute it on a GPU again (``bench/gpu_session.sh
+tutorials``) and commit the returned notebook.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from workbench.report import MIME_TYPE, validate
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDED = ROOT / "bench" / "results" / "notebooks"
+TUTORIALS = sorted((ROOT / "tutorials").glob("*.ipynb"))
+MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
+
+
+def newest_recording(tutorial: Path) -> Path | None:
+    """``<stem>-h200-<date>[-runN].ipynb.gz`` with the latest date, then the highest run (none = run 1)."""
+    def when(p: Path) -> tuple[str, int]:
+        m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})(?:-run(\d+))?\.ipynb\.gz", p.name.split("-h200-")[1])
+        return (m.group(1), int(m.group(2) or 1)) if m else ("", 0)
+
+    found = sorted(RECORDED.glob(f"{tutorial.stem}-h200-*.ipynb.gz"), key=when)
+    return found[-1] if found else None
+
+
+def magic_options(source: str) -> list[str]:
+    first = source.splitlines()[0] if source else ""
+    return shlex.split(first)[1:] if first.startswith("%%tlx") else []
+
+
+def tlx_cells(nb: dict) -> list[tuple[list[str], dict | None]]:
+    """(magic options, the cell's Report or None) of every ``%%tlx`` cell."""
+    out = []
+    for cell in nb["cells"]:
+        src = "".join(cell.get("source", []))
+        if cell["cell_type"] != "code" or not src.startswith("%%tlx"):
+            continue
+        reports = [o["data"][MIME_TYPE] for o in cell.get("outputs", []) if MIME_TYPE in o.get("data", {})]
+        out.append((magic_options(src), reports[0] if reports else None))
+    return out
+
+
+@pytest.mark.parametrize("tutorial", TUTORIALS, ids=lambda p: p.stem)
+def test_recorded_gpu_run_did_what_each_cell_asked(tutorial):
+    path = newest_recording(tutorial)
+    assert path is not None, f"no H200 recording of {tutorial.name} under {RECORDED}"
+    raw = gzip.decompress(path.read_bytes())
+    assert len(raw) <= MAX_NOTEBOOK_BYTES, (path.name, len(raw))
+    nb = json.loads(raw)
+    errors = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+              if o["output_type"] == "error"]
+    assert not errors, (path.name, errors[0].get("evalue"))
+    cells = tlx_cells(nb)
+    assert cells, path.name
+    for opts, report in cells:
+        assert report is not None, (path.name, opts)
+        validate(report)
+        name = report["kernel"]["name"]
+        assert any(r["mode"] == "gpu" and r["ran"] for r in report["runs"]), (path.name, name)
+        if "--check" in opts:
+            statuses = [c["status"] for r in report["runs"] for c in r.get("checks", [])]
+            assert statuses and set(statuses) == {"passed"}, (path.name, name, statuses)
+        if "--bench" in opts:
+            bench = next(m for m in report["measurements"] if m["kind"] == "bench")
+            assert bench["status"] == "ok", (path.name, name, bench.get("reason"))
+            if "--bench-ref" in opts:
+                assert bench.get("ratio"), (path.name, name)
+        if "--timeline" in opts:
+            assert (report.get("timeline") or {}).get("status") == "ok", (path.name, name)
+            assert report["timeline"]["roles"], (path.name, name)
