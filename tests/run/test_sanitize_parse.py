@@ -137,3 +137,25 @@ def test_consan_asserts(race_art):
     [rec] = parse_consan(text)
     assert rec.accesses[0].file == "<tlx-cell-1a2b>" and rec.accesses[0].line == 12
     assert parse_consan("plain program output\nRuntimeError: CUDA error\n") == []
+
+
+def test_consan_deadlock_names_the_wait_nothing_completes():
+    """ConSan reports the wait of whichever deadlocked thread it meets first (on the H200: the consumer's wait
+    on `full` in one run, the producer's wait on `empty` in another); the finding points at the root wait the
+    static checks find, whichever thread ConSan reported."""
+    x = torch.empty(2 * 8 * 1024)
+    art = workbench.compile(K.ring_hang, x, torch.empty_like(x), x.numel(), **K.RING_ARGS)
+    static = [f.to_dict() for f in workbench.check(K.ring_hang, x, torch.empty_like(x), x.numel(), **K.RING_ARGS)]
+    [hang] = K.marked_line(K.ring_hang, "HANG")
+    assert any(f["rule"] == "wait-never-completes" and f["line"] == hang for f in static), static
+    src = K.ring_hang.fn.__code__.co_filename
+    consumer_wait = next(i + 1 for i, ln in enumerate(open(src).read().splitlines())
+                         if i + 1 > hang and "barrier_wait" in ln)
+    text = S.consan_asserts(src, "ring_hang", consumer_wait,
+                            "Deadlock detected: all unfinished threads are waiting on mbarriers", threads=1)
+    [rec] = parse_consan(text)
+    [f] = to_findings([rec], "consan", art, static=static)
+    assert f["rule"] == "consan-deadlock" and f["line"] == consumer_wait
+    assert f"line {hang}" in f["hint"] and hang in [r["line"] for r in f["related"]]
+    [g] = to_findings([rec], "consan", art, static=[])  # without the static checks: as ConSan said
+    assert g["line"] == consumer_wait and not g["related"]

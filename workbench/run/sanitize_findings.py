@@ -155,11 +155,21 @@ def _memory(rec: Record, line: int | None) -> dict[str, Any]:
     return {"severity": "error", "line": line, "message": msg, "hint": hints.get(rec.kind)}
 
 
-def _consan(rec: Record, line: int | None) -> dict[str, Any]:
+def _consan(rec: Record, line: int | None, static: list[dict[str, Any]]) -> dict[str, Any]:
     low = rec.headline.lower()
     rule, what, hint = next((v for k, v in _CONSAN.items() if k in low), ("consan-assert", rec.headline, None))
-    return {"rule": rule, "severity": "error", "line": line,
-            "message": f"ConSan: line {line} {what} ({rec.headline}){_where(rec)}", "hint": hint}
+    f = {"rule": rule, "severity": "error", "line": line,
+         "message": f"ConSan: line {line} {what} ({rec.headline}){_where(rec)}", "hint": hint}
+    if rule == "consan-deadlock":
+        # ConSan names the wait of whichever deadlocked thread it reports first (producer or consumer: it varies
+        # from run to run); the static checks know which wait nothing completes, the one to fix.
+        root = [s for s in static if s.get("rule") == "wait-never-completes" and s.get("line") not in (None, line)]
+        if root:
+            f["hint"] = (f"the wait nothing completes is at line {root[0]['line']} (static check "
+                         f"[wait-never-completes]); the wait here waits on it")
+            f["extra_related"] = [{"line": s["line"], "message": "the wait nothing completes (static check)"}
+                                  for s in root]
+    return f
 
 
 def to_findings(records: list[Record], tool: str, artifact: Any, *, same_device: bool = True,
@@ -172,7 +182,7 @@ def to_findings(records: list[Record], tool: str, artifact: Any, *, same_device:
         if rec.kind in ("race", "hazard"):
             f = _race(rec, lines, artifact, static or [])
         elif rec.kind == "assert":
-            f = _consan(rec, first)
+            f = _consan(rec, first, static or [])
         elif rec.kind == "api-error":
             why = rec.details[0] if rec.details else rec.headline
             f = {"severity": "info", "line": None, "message": f"{tool}: the launch failed ({why})",
@@ -186,6 +196,7 @@ def to_findings(records: list[Record], tool: str, artifact: Any, *, same_device:
         f["source"] = source_of(tool)
         f["related"] = [{"line": ln, "message": f"{(a.role or 'access').lower()} access"}
                         for a, ln in zip(rec.accesses, lines) if ln is not None and ln != f["line"]]
+        f["related"] += f.pop("extra_related", [])
         out.append(f)
     return out
 
