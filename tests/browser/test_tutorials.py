@@ -127,3 +127,51 @@ def test_tutorial_reports_render(page, lab, artifacts, path):
             check_linking(page, viewer, report, shots)
             check_tabs(viewer, report, shots)
     assert not page.console_errors, page.console_errors
+
+
+def _recorded(path: Path) -> Path | None:
+    """The newest H200 recording of a tutorial (``<stem>-h200-<date>[-runN].ipynb.gz``)."""
+    def when(p: Path) -> tuple[str, int]:
+        m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})(?:-run(\d+))?\.ipynb\.gz", p.name.split("-h200-")[1])
+        return (m.group(1), int(m.group(2) or 1)) if m else ("", 0)
+
+    found = sorted((ROOT / "bench" / "results" / "notebooks").glob(f"{path.stem}-h200-*.ipynb.gz"), key=when)
+    return found[-1] if found else None
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
+def test_tutorial_as_run_on_the_h200_reopens(page, lab, artifacts, path):
+    """The tutorial as the H200 executed it, opened as a saved notebook (nothing runs, no GPU here): every
+    Report renders from its stored payload with its GPU measurements, timelines and checks, lines linked."""
+    import gzip
+
+    rec = _recorded(path)
+    if rec is None:
+        pytest.skip(f"no H200 recording of {path.name}")
+    root = lab[2]
+    (root / "recorded").mkdir(exist_ok=True)
+    (root / "recorded" / path.name).write_bytes(gzip.decompress(rec.read_bytes()))
+    open_notebook(page, lab, f"recorded/{path.name}")
+    cells = [c for c in page.evaluate(CELLS_JS) if c["type"] == "code"]
+    code_cells = page.locator(".jp-NotebookPanel:visible .jp-CodeCell")
+    shown = 0
+    for i, cell in enumerate(cells):
+        reports = [Report.from_dict(o["data"][MIME_TYPE]) for o in cell["outputs"] if MIME_TYPE in o.get("data", {})]
+        if not reports:
+            continue
+        viewers = code_cells.nth(i).locator(".tlx-viewer")
+        expect(viewers).to_have_count(len(reports), timeout=60_000)
+        for k, report in enumerate(reports):
+            viewer = viewers.nth(k)
+            viewer.scroll_into_view_if_needed()
+            expect(viewer.locator(".tlx-kernel-name")).to_have_text(report.name)
+            assert "ran on" in viewer.locator(".tlx-run-status").inner_text()
+            slug = re.sub(r"\W", "_", report.name)
+            shots = artifacts / "recorded" / path.stem / f"cell{i:02d}-{slug}"
+            shots.mkdir(parents=True, exist_ok=True)
+            check_header(viewer, report)
+            check_linking(page, viewer, report, shots)
+            check_tabs(viewer, report, shots)
+            shown += 1
+    assert shown, f"{rec.name} shows no Report"
+    assert not page.console_errors, page.console_errors
