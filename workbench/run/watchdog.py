@@ -6,7 +6,8 @@ request and waits with two deadlines:
 
 - until the worker answers "started" (the kernel is queued on the GPU): ``setup_s``, generous,
   since a cold worker may still be importing torch or loading the module;
-- from "started" until "done": ``timeout_s``, the kernel's own limit.
+- from "started" until "done": ``timeout_s``, the kernel's own limit. (A kernel that finished within the
+  worker's first 2 ms of polling answers "done" without "started": nothing was left to time out.)
 
 A launch that misses its deadline is a hang: the process is killed (killing it frees the GPU: the
 driver tears its context down) and a fresh one is started, so the next launch finds a warm worker.
