@@ -73,7 +73,9 @@ export function rooflineBody(m: Roofline): string {
   bits.push(fixed(m.intensity, 1) ? `intensity ${fixed(m.intensity, 1)} FLOP/B` : 'intensity unknown (no byte count: --bytes)');
   if (fixed(m.achieved_tflops, 1)) {
     const f = pct(m.roof_fraction);
-    bits.push(`achieved ${fixed(m.achieved_tflops, 1)} TFLOP/s${f ? ` (${f} of the roof)` : ''}`);
+    const above = (m.roof_fraction ?? 0) > 1 && m.bound === 'compute';
+    const what = above ? " (above the measured roof: see the roofline's note)" : ` (${f} of the roof)`;
+    bits.push(`achieved ${fixed(m.achieved_tflops, 1)} TFLOP/s${f ? what : ''}`);
   }
   if (fixed(m.peak_tflops, 0) && fixed(m.bandwidth_tbs, 2)) {
     bits.push(`roofs ${fixed(m.peak_tflops, 0)} TFLOP/s, ${fixed(m.bandwidth_tbs, 2)} TB/s`);

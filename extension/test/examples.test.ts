@@ -84,6 +84,11 @@ describe('what was measured and checked, from real payloads', () => {
       expect(measurementLine(bench)).toMatch(/^bench: median [\d.]+ ms \(p10/);
       const roof = r.measurements.find(isRoofline)!;
       expect(roof.points[0].tflops).toBeGreaterThan(0);
+      if ((roof.roof_fraction ?? 0) > 1) {
+        // measured before the roofline said why: no bare "110% of the roof"
+        expect(measurementLine(roof)).toContain('above the measured roof');
+        expect(measurementLine(roof)).not.toMatch(/\d+% of the roof/);
+      }
       expect(r.checks.every(c => c.status === 'passed')).toBe(true);
       expect(r.timeline).not.toBeNull();
     }

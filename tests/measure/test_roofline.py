@@ -145,3 +145,20 @@ def test_elementwise_counts():
     assert c.flops == 1000 and c.bytes == 3 * 4000
     copy = elementwise_counts(x, flops_per_element=0)
     assert copy.flops == 0 and copy.bytes == 8000
+
+
+def test_a_kernel_above_a_measured_roof_says_why():
+    """Measured ceilings are what cuBLAS reached at one moment's clock; a kernel timed at a better clock sits
+    above them: the roofline says so (and gives the datasheet peak) instead of a bare '110% of the roof'."""
+    from workbench.report.summaries import _roofline
+
+    c = Ceilings("NVIDIA H200", "measured", {"bf16": 687.0, "fp16": 690.0, "fp8": None, "tf32": 380.0}, 4.2,
+                 datasheet=datasheet("H200"), measured_at="2026-12-03T00:00:00+00:00", driver="580")
+    n = 4096
+    fast = roofline(2 * n**3, 3 * n * n * 2, seconds=2 * n**3 / 757e12, device=c)
+    assert fast.roof_fraction > 1
+    [note] = [x for x in fast.notes if "above the measured compute roof" in x]
+    assert "687" in note and "989" in note
+    assert "above the measured roof" in _roofline(fast.to_dict())
+    slow = roofline(2 * n**3, 3 * n * n * 2, seconds=2 * n**3 / 600e12, device=c)
+    assert not any("above" in x for x in slow.notes) and "of the roof" in _roofline(slow.to_dict())

@@ -221,6 +221,18 @@ class Roofline:
         return f"<pre>{html.escape(self.summary())}</pre>"
 
 
+def _above_measured_roof(r: Roofline) -> str | None:
+    """Why a kernel can sit above a measured compute roof (and what the datasheet says), when it does."""
+    t = r.achieved_tflops
+    if t is None or r.ceilings.source != "measured" or r.bound != "compute" or t <= r.peak_tflops:
+        return None
+    ds = r.ceilings.datasheet.tflops.get(r.dtype) if r.ceilings.datasheet is not None else None
+    sheet = f"; the datasheet peak is {ds:.0f} TFLOP/s" if ds else ""
+    return (f"achieved {t:.0f} TFLOP/s is above the measured compute roof ({r.peak_tflops:.0f} TFLOP/s): that roof "
+            "is what cuBLAS reached when the ceilings were measured, at that moment's clock (an H100/H200 clock "
+            f"moves with temperature and power by 10% and more){sheet}")
+
+
 def roofline(
     flops: float | None = None,
     bytes: float | None = None,  # noqa: A002
@@ -262,6 +274,9 @@ def roofline(
     if key not in DTYPES:  # pragma: no cover - normalize_dtype guarantees it
         raise ValueError(dtype)
     r = Roofline(name=name, counts=c, ceilings=ceil, dtype=key, seconds=_seconds(seconds), notes=notes)
+    above = _above_measured_roof(r)
+    if above:
+        r.notes.append(above)
     if isinstance(references, Mapping):
         for ref_name, t in references.items():
             r.add_reference(ref_name, t)
