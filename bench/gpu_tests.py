@@ -4,7 +4,7 @@
 
 Runs ``pytest -m gpu tests`` in this process (extra arguments go to pytest) and writes
 bench/results/gpu-tests-DATE.json: date, device, versions, the command, the source tree it ran on
-(``--tree``, else ``$WB_TREE``, else ``git rev-parse``: the device machine's copy has no .git), the
+(``--tree``, else ``$WB_TREE``, else ``git rev-parse``: on the device machine a stale .git may answer), the
 counts, and every test's id, outcome and duration, with the failure text of those that failed.
 Exits with pytest's status.
 """
