@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from attention_report import TARGETS, baseline_rows, best, print_table, targets  # noqa: E402, F401
+from attention_report import baseline_rows, best, print_table, targets  # noqa: E402
 from attention_worker import BACKENDS, META, Child, cname, item_name  # noqa: E402
 
 PER_VARIANT = {"triton_baseline": 2, "ws": 1, "ws_pipelined": 1, "ws_pingpong": 2, "ws_persistent": 3}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import interleave
+
 TARGETS = [((4, 32, 4096, 128, False), "sdpa", 1.10), ((4, 32, 4096, 128, False), "meta", 1.00),
            ((4, 32, 4096, 128, True), "sdpa", 1.00)]
 
@@ -22,18 +24,12 @@ def best(recs: list[dict], **match) -> dict | None:
     return min(ok, key=lambda r: r["ms"]) if ok else None
 
 
-def _median(xs: list[float]) -> float:
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-
-
 def pair(ours: dict, base: dict) -> tuple[float, float, float, str]:
     """(ours ms, baseline ms, ratio, method): from interleaved rounds (median of per-round ratios) when both have
     them, else from their best single timings."""
     if ours.get("times") and base.get("times") and len(ours["times"]) == len(base["times"]):
-        ratio = _median([b / o for b, o in zip(base["times"], ours["times"], strict=True)])
-        return ours["ms"], base["ms"], ratio, f"interleaved, {len(ours['times'])} rounds"
+        method = f"interleaved, {len(ours['times'])} rounds"
+        return ours["ms"], base["ms"], interleave.ratio(base["times"], ours["times"]), method
     return ours["ms"], base["ms"], base["ms"] / ours["ms"], "best single timings"
 
 

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import interleave
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 
@@ -137,14 +139,10 @@ def run_rounds(job: dict) -> None:
     for op, items in job["groups"].items():
         for name, make in job_items(dict(job, op=op, items=items)):
             fns[name] = make()[1]
-    names = list(fns)
-    times: dict[str, list[float]] = {n: [] for n in names}
-    for r in range(job["rounds"]):
-        emit("BEGIN", {"item": f"round {r + 1}"})
-        for n in names[r % len(names):] + names[:r % len(names)]:
-            times[n].append(timed(fns[n], job["rep_ms"]))
-    for n in names:
-        emit("ROW", {"item": n, "ms": statistics.median(times[n]), "times": times[n], "error": None})
+    times = interleave.rounds(fns, job["rounds"], lambda fn: timed(fn, job["rep_ms"]),
+                              lambda r: emit("BEGIN", {"item": f"round {r + 1}"}))
+    for n, ts in times.items():
+        emit("ROW", {"item": n, "ms": statistics.median(ts), "times": ts, "error": None})
 
 
 def run_job(job: dict) -> None:

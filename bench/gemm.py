@@ -33,6 +33,7 @@ import json
 import math
 import os
 import queue
+import statistics
 import sys
 import threading
 import time
@@ -43,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import interleave  # noqa: E402
 from gemm_worker import META_FILES, WorkerProcess  # noqa: E402
 
 OURS = ("tma_pipelined", "ws_cooperative", "ws_pingpong")
@@ -239,12 +241,6 @@ def rounds_shape(workers: Workers, records: list[dict], shape, args) -> dict[str
     return res["times"]
 
 
-def _median(xs: list[float]) -> float:
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-
-
 def rounds_rows(times: dict[tuple, dict[str, list[float]]], records: list[dict], args) -> list[dict]:
     """Rows from interleaved rounds: ``ms`` is the median over rounds, ``ratio`` the median of the per-round
     ratios ``baseline_ms / ms`` (each round's two timings were taken seconds apart, at the same clock)."""
@@ -257,14 +253,14 @@ def rounds_rows(times: dict[tuple, dict[str, list[float]]], records: list[dict],
         for kernel, ts in per.items():
             if kernel == "cublas":
                 continue
-            ms = _median(ts)
+            ms = statistics.median(ts)
             for base in bases:
                 if base == kernel or base not in per or (base != "cublas" and kernel not in OURS):
                     continue
                 rows.append(dict(kernel=kernel, shape=list(shape), dtype=args.dtype, config=configs.get(kernel),
                                  ms=ms, tflops=2.0 * M * N * K / ms / 1e9, baseline=base,
-                                 baseline_ms=_median(per[base]),
-                                 ratio=_median([b / t for b, t in zip(per[base], ts, strict=True)]),
+                                 baseline_ms=statistics.median(per[base]),
+                                 ratio=interleave.ratio(per[base], ts),
                                  method=f"interleaved, {len(ts)} rounds"))
     return rows
 
@@ -345,9 +341,9 @@ def print_table(rows: list[dict], cub: dict, shapes, inter: dict | None = None) 
                 f"{c['ms']:8.4f}   (before {c.get('before_ms')}, after {c.get('after_ms')} ms: the faster is used)")
         per = (inter or {}).get(tuple(shape), {}).get("cublas")
         if per:
-            log(f"{'':>16s} {'cublas rounds':>15s} {2.0 * math.prod(shape) / _median(per) / 1e9:8.1f} "
-                f"{_median(per):8.4f}   (interleaved rounds {min(per):.4f}..{max(per):.4f} ms; ratios below are "
-                "medians of per-round ratios)")
+            mid = statistics.median(per)
+            log(f"{'':>16s} {'cublas rounds':>15s} {2.0 * math.prod(shape) / mid / 1e9:8.1f} {mid:8.4f}   "
+                f"(interleaved rounds {min(per):.4f}..{max(per):.4f} ms; ratios below are medians of per-round ratios)")
         kernels = sorted({r["kernel"] for r in rows if r["shape"] == list(shape)}, key=lambda k: (k not in OURS, k))
         for k in kernels:
             mine = [r for r in rows if r["shape"] == list(shape) and r["kernel"] == k]

@@ -25,6 +25,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import interleave
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 
@@ -176,6 +178,11 @@ def meta_configs(key: str, M: int, N: int, K: int, limit: int) -> list:
     return cfgs[:limit]
 
 
+def meta_config_name(cfg) -> str:
+    """How a Meta tutorial config is named in results (and found again by ``job_rounds``)."""
+    return "_".join(f"{k}{v}" for k, v in cfg.kwargs.items())
+
+
 def meta_launcher(key: str, cfg, a, b, out):
     """Launch Meta's kernel with one of its configs as its own wrapper does (``kernel.fn[grid]`` after the
     config's pre_hook), on our operands and output (so the output dtype is ours)."""
@@ -211,7 +218,7 @@ def job_meta(job: dict) -> dict:
     items = []
     for c in cfgs:
         record = dict(c.kwargs, num_warps=c.num_warps, num_stages=c.num_stages)
-        items.append(("_".join(f"{k}{v}" for k, v in c.kwargs.items()), c, record))
+        items.append((meta_config_name(c), c, record))
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     return run_configs(job, items, lambda cfg, a, b, out: meta_launcher(job["kernel"], cfg, a, b, out))
 
@@ -236,16 +243,11 @@ def job_rounds(job: dict) -> dict:
         elif it["kind"] == "library":
             runs[it["label"]] = library_launcher(it["kernel"], it["cfg"], a, b, out)
         else:
-            named = {"_".join(f"{k}{v}" for k, v in c.kwargs.items()): c
-                     for c in meta_configs(it["kernel"], M, N, K, job.get("limit", 8))}
+            named = {meta_config_name(c): c for c in meta_configs(it["kernel"], M, N, K, job.get("limit", 8))}
             runs[it["label"]] = meta_launcher(it["kernel"], named[it["cfg"]], a, b, out)
         check(runs[it["label"]], ref, out, job["tol"])
-    labels = list(runs)
-    times: dict[str, list[float]] = {k: [] for k in labels}
-    for r in range(job["rounds"]):
-        for k in labels[r % len(labels):] + labels[:r % len(labels)]:
-            times[k].append(bench(runs[k], job["warmup_ms"], job["rep_ms"]))
-        emit("BEGIN", {"config": f"round {r + 1}"})
+    times = interleave.rounds(runs, job["rounds"], lambda run: bench(run, job["warmup_ms"], job["rep_ms"]),
+                              lambda r: emit("BEGIN", {"config": f"round {r + 1}"}))
     return {"times": times}
 
 
