@@ -5,6 +5,7 @@ measured or why not, and that the browser logged no error. Parametrized over tut
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 from pathlib import Path
@@ -95,6 +96,19 @@ def check_tabs(viewer, report: Report, shots: Path) -> None:
     viewer.locator('.tlx-tab[data-tab="code"]').click()
 
 
+def check_viewer(page, viewer, report: Report, shots_prefix: Path) -> None:
+    """One Report's viewer: its kernel's name, header, lines linked both ways, its tabs (screenshots under
+    ``<shots_prefix>-<kernel>``)."""
+    viewer.scroll_into_view_if_needed()
+    expect(viewer.locator(".tlx-kernel-name")).to_have_text(report.name)
+    slug = re.sub(r"\W", "_", report.name)
+    shots = shots_prefix.with_name(f"{shots_prefix.name}-{slug}")
+    shots.mkdir(parents=True, exist_ok=True)
+    check_header(viewer, report)
+    check_linking(page, viewer, report, shots)
+    check_tabs(viewer, report, shots)
+
+
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
 def test_tutorial_reports_render(page, lab, artifacts, path):
     root = lab[2]
@@ -117,26 +131,8 @@ def test_tutorial_reports_render(page, lab, artifacts, path):
         expect(viewers).to_have_count(len(reports), timeout=60_000)
         assert code_cells.nth(i).locator(".tlx-render-error").count() == 0
         for k, report in enumerate(reports):
-            viewer = viewers.nth(k)
-            viewer.scroll_into_view_if_needed()
-            expect(viewer.locator(".tlx-kernel-name")).to_have_text(report.name)
-            slug = re.sub(r"\W", "_", report.name)
-            shots = artifacts / "tutorials" / path.stem / f"cell{i:02d}-{slug}"
-            shots.mkdir(parents=True, exist_ok=True)
-            check_header(viewer, report)
-            check_linking(page, viewer, report, shots)
-            check_tabs(viewer, report, shots)
+            check_viewer(page, viewers.nth(k), report, artifacts / "tutorials" / path.stem / f"cell{i:02d}")
     assert not page.console_errors, page.console_errors
-
-
-def _recorded(path: Path) -> Path | None:
-    """The newest H200 recording of a tutorial (``<stem>-h200-<date>[-runN].ipynb.gz``)."""
-    def when(p: Path) -> tuple[str, int]:
-        m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})(?:-run(\d+))?\.ipynb\.gz", p.name.split("-h200-")[1])
-        return (m.group(1), int(m.group(2) or 1)) if m else ("", 0)
-
-    found = sorted((ROOT / "bench" / "results" / "notebooks").glob(f"{path.stem}-h200-*.ipynb.gz"), key=when)
-    return found[-1] if found else None
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
@@ -145,7 +141,10 @@ def test_tutorial_as_run_on_the_h200_reopens(page, lab, artifacts, path):
     Report renders from its stored payload with its GPU measurements, timelines and checks, lines linked."""
     import gzip
 
-    rec = _recorded(path)
+    spec = importlib.util.spec_from_file_location("bench_recordings", ROOT / "bench" / "recordings.py")
+    recordings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recordings)
+    rec = recordings.newest_recording(path.stem)
     if rec is None:
         pytest.skip(f"no H200 recording of {path.name}")
     root = lab[2]
@@ -163,15 +162,8 @@ def test_tutorial_as_run_on_the_h200_reopens(page, lab, artifacts, path):
         expect(viewers).to_have_count(len(reports), timeout=60_000)
         for k, report in enumerate(reports):
             viewer = viewers.nth(k)
-            viewer.scroll_into_view_if_needed()
-            expect(viewer.locator(".tlx-kernel-name")).to_have_text(report.name)
+            check_viewer(page, viewer, report, artifacts / "recorded" / path.stem / f"cell{i:02d}")
             assert "ran on" in viewer.locator(".tlx-run-status").inner_text()
-            slug = re.sub(r"\W", "_", report.name)
-            shots = artifacts / "recorded" / path.stem / f"cell{i:02d}-{slug}"
-            shots.mkdir(parents=True, exist_ok=True)
-            check_header(viewer, report)
-            check_linking(page, viewer, report, shots)
-            check_tabs(viewer, report, shots)
             shown += 1
     assert shown, f"{rec.name} shows no Report"
     assert not page.console_errors, page.console_errors

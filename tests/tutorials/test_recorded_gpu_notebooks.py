@@ -12,8 +12,8 @@ tutorials``) and commit the returned notebook.
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
-import re
 import shlex
 from pathlib import Path
 
@@ -22,19 +22,17 @@ import pytest
 from workbench.report import MIME_TYPE, validate
 
 ROOT = Path(__file__).resolve().parents[2]
-RECORDED = ROOT / "bench" / "results" / "notebooks"
+_spec = importlib.util.spec_from_file_location("bench_recordings", ROOT / "bench" / "recordings.py")
+recordings = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(recordings)
+RECORDED = recordings.RECORDED
 TUTORIALS = sorted((ROOT / "tutorials").glob("*.ipynb"))
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
 
 
 def newest_recording(tutorial: Path) -> Path | None:
-    """``<stem>-h200-<date>[-runN].ipynb.gz`` with the latest date, then the highest run (none = run 1)."""
-    def when(p: Path) -> tuple[str, int]:
-        m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})(?:-run(\d+))?\.ipynb\.gz", p.name.split("-h200-")[1])
-        return (m.group(1), int(m.group(2) or 1)) if m else ("", 0)
-
-    found = sorted(RECORDED.glob(f"{tutorial.stem}-h200-*.ipynb.gz"), key=when)
-    return found[-1] if found else None
+    """The newest recording of ``tutorial`` under ``RECORDED`` (``bench/recordings.py`` says how they are named)."""
+    return recordings.newest_recording(tutorial.stem, RECORDED)
 
 
 def magic_options(source: str) -> list[str]:
