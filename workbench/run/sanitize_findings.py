@@ -167,8 +167,7 @@ def _consan(rec: Record, line: int | None, static: list[dict[str, Any]]) -> dict
         if root:
             f["hint"] = (f"the wait nothing completes is at line {root[0]['line']} (static check "
                          f"[wait-never-completes]); the wait here waits on it")
-            f["extra_related"] = [{"line": s["line"], "message": "the wait nothing completes (static check)"}
-                                  for s in root]
+            f["related"] = [{"line": s["line"], "message": "the wait nothing completes (static check)"} for s in root]
     return f
 
 
@@ -194,9 +193,9 @@ def to_findings(records: list[Record], tool: str, artifact: Any, *, same_device:
                  "message": f"{tool}: {rec.headline}{_where(rec)}", "hint": None}
         f.setdefault("rule", f"{tool}-{rec.kind}")
         f["source"] = source_of(tool)
-        f["related"] = [{"line": ln, "message": f"{(a.role or 'access').lower()} access"}
-                        for a, ln in zip(rec.accesses, lines) if ln is not None and ln != f["line"]]
-        f["related"] += f.pop("extra_related", [])
+        accessed = [{"line": ln, "message": f"{(a.role or 'access').lower()} access"}
+                    for a, ln in zip(rec.accesses, lines) if ln is not None and ln != f["line"]]
+        f["related"] = accessed + f.get("related", [])  # a finding's own related lines (ConSan deadlock) after them
         out.append(f)
     return out
 
