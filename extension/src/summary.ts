@@ -74,7 +74,9 @@ export function rooflineBody(m: Roofline): string {
   if (fixed(m.achieved_tflops, 1)) {
     const f = pct(m.roof_fraction);
     const above = (m.roof_fraction ?? 0) > 1 && m.bound === 'compute';
-    const what = above ? " (above the measured roof: see the roofline's note)" : ` (${f} of the roof)`;
+    const what = above
+      ? " (above the measured roof: that roof is cuBLAS's rate at the clock of its measurement)"
+      : ` (${f} of the roof)`;
     bits.push(`achieved ${fixed(m.achieved_tflops, 1)} TFLOP/s${f ? what : ''}`);
   }
   if (fixed(m.peak_tflops, 0) && fixed(m.bandwidth_tbs, 2)) {

@@ -84,7 +84,8 @@ def _roofline(m: dict[str, Any]) -> str:
     if _num(m.get("achieved_tflops"), ".1f"):
         frac = _pct(m.get("roof_fraction"))
         above = (m.get("roof_fraction") or 0) > 1 and m.get("bound") == "compute"
-        what = " (above the measured roof: see the roofline's note)" if above else f" ({frac} of the roof)"
+        what = (" (above the measured roof: that roof is cuBLAS's rate at the clock of its measurement)" if above
+                else f" ({frac} of the roof)")
         bits.append(f"achieved {m['achieved_tflops']:.1f} TFLOP/s" + (what if frac else ""))
     if _num(m.get("peak_tflops"), ".0f") and _num(m.get("bandwidth_tbs"), ".2f"):
         bits.append(f"roofs {m['peak_tflops']:.0f} TFLOP/s, {m['bandwidth_tbs']:.2f} TB/s")
