@@ -61,17 +61,25 @@ def check_linking(page, viewer, report: Report, shots: Path) -> None:
     viewer.screenshot(path=str(shots / "linked.png"))
 
 
+def shows_text(item, text: str) -> None:
+    """``item`` shows ``text`` as rendered. JupyterLab skips the rendering of cells out of view
+    (windowing mode contentVisibility), and a notebook still laying out outputs above can push an
+    item out of view again after it was scrolled to: scroll to the item itself, then wait for it."""
+    item.scroll_into_view_if_needed()
+    expect(item).to_contain_text(text, use_inner_text=True, timeout=15_000)
+
+
 def check_header(viewer, report: Report) -> None:
     checks = viewer.locator(".tlx-check")
     assert checks.count() == len(report.checks)
     for i, c in enumerate(report.checks):
         assert checks.nth(i).get_attribute("data-status") == c["status"]
-        assert c["message"] in checks.nth(i).inner_text()  # a skipped check says why
+        shows_text(checks.nth(i), c["message"])  # a skipped check says why
     for m in list(report.measurements) + ([report.timeline] if report.timeline else []):
         item = viewer.locator(f'.tlx-measured[data-kind="{m["kind"]}"]')
         assert item.count() == 1, m["kind"]
         if m.get("status", "ok") != "ok":
-            assert item.inner_text().startswith(measurement_line(m)), (item.inner_text(), measurement_line(m))
+            shows_text(item, measurement_line(m))
 
 
 def check_tabs(viewer, report: Report, shots: Path) -> None:
@@ -163,7 +171,7 @@ def test_tutorial_as_run_on_the_h200_reopens(page, lab, artifacts, path):
         for k, report in enumerate(reports):
             viewer = viewers.nth(k)
             check_viewer(page, viewer, report, artifacts / "recorded" / path.stem / f"cell{i:02d}")
-            assert "ran on" in viewer.locator(".tlx-run-status").inner_text()
+            shows_text(viewer.locator(".tlx-run-status"), "ran on")
             shown += 1
     assert shown, f"{rec.name} shows no Report"
     assert not page.console_errors, page.console_errors
