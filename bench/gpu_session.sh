@@ -9,7 +9,7 @@
 # the machine lacks as wheels from .whl/ (installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
 # give it as a literal from the machine that sends the tree (the device copy's .git can be stale: git rev-parse
 # there named an older commit).
-# Narrower parts: GPU_TESTS (test paths), GEMM_ARGS / ATTN_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
+# Narrower parts: GPU_TESTS (test paths), GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
 # Writes JSON under bench/results/; $OUT/results.tar.gz holds them with the logs and executed notebooks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +42,7 @@ for p in "${parts[@]}"; do
     env) run_part env 60 bash -c 'nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv; python3 -c "import torch, triton, sys, triton.language.extra.tlx as tlx; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.cuda.get_device_name(), tlx.__name__)"' ;;
     tests) run_part gpu-tests 420 python3 bench/gpu_tests.py -q ${GPU_TESTS:-tests} ;;
     gemm-sweep) run_part gemm-sweep $((${GEMM_SWEEP_S:-240} + 60)) python3 bench/gemm.py --sweep --budget-s ${GEMM_SWEEP_S:-240} ;;
-    attention-sweep) run_part attention-sweep $((${ATTN_SWEEP_S:-240} + 60)) python3 bench/attention.py --sweep --budget-s ${ATTN_SWEEP_S:-240} ;;
+    attention-sweep) run_part attention-sweep $((${ATTN_SWEEP_S:-240} + 60)) python3 bench/attention.py --sweep --budget-s ${ATTN_SWEEP_S:-240} ${ATTN_SWEEP_ARGS:-} ;;
     broadcast-sweep) run_part broadcast-sweep $((${BCAST_SWEEP_S:-150} + 45)) python3 bench/broadcast.py --sweep --budget-s ${BCAST_SWEEP_S:-150} ;;
     gemm) run_part gemm 300 python3 bench/gemm.py ${GEMM_ARGS:-} ;;
     attention) run_part attention 300 python3 bench/attention.py ${ATTN_ARGS:-} ;;

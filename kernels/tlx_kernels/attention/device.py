@@ -64,6 +64,18 @@ def softmax_next(qk, m_i, l_i, qk_scale):
 
 
 @triton.jit
+def p_operand(p_f32, dtype: tl.constexpr, LATE_P: tl.constexpr):
+    """P as the loop carries it to the next PV product: converted to ``dtype`` now (after the PV wait: these
+    registers were the in-flight product's operand), or with ``LATE_P`` kept in fp32 and converted right before
+    the PV issue, under the next ``S = Q K^T`` wgmma (the loop of :mod:`.ws_pipelined` says why)."""
+    if LATE_P:
+        p = p_f32
+    else:
+        p = p_f32.to(dtype)
+    return p
+
+
+@triton.jit
 def store_tile(acc, l_i, m_i, o_buf, desc_o, lse_ptr, bh, q_start, S_q, S_o, BLOCK_M: tl.constexpr,
                STORE_LSE: tl.constexpr):
     """Normalise ``acc`` by ``l`` and TMA-store it as rows ``[q_start, q_start + BLOCK_M)`` of head ``bh`` of the

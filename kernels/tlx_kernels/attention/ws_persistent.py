@@ -49,7 +49,7 @@ def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_s
                                    STORE_LSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                    NUM_GROUPS: tl.constexpr, NUM_BUFFERS: tl.constexpr,
                                    CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr,
-                                   WARP_RELEASE: tl.constexpr = False):
+                                   WARP_RELEASE: tl.constexpr = False, LATE_P: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
     TILE_M: tl.constexpr = NUM_GROUPS * BLOCK_M
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
@@ -103,7 +103,8 @@ def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_s
                     tlx.barrier_wait(q_full[g], n_done & 1)
                     acc, m_i, l_i = consume_tile(q_smem[g], k_smem, v_smem, k_full, k_empty, v_full, v_empty,
                                                  q_empty[g], it, n_blocks, q_start, S_kv, qk_scale, g, CAUSAL,
-                                                 BLOCK_M, BLOCK_N, HEAD_DIM, NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, True)
+                                                 BLOCK_M, BLOCK_N, HEAD_DIM, NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, True,
+                                                 LATE_P)
                     dev.store_tile(acc, l_i, m_i, o_smem[g], desc_o, lse_ptr, bh, q_start, S_q, S_o, BLOCK_M,
                                    STORE_LSE)
                     it += n_blocks
@@ -124,8 +125,13 @@ CONFIGS: list[dict[str, Any]] = [
     dict(_BASE, GROUP_HEADS=2, SNAKE=True),  # 577 / 584 / 440 / 387
     dict(_BASE, NUM_BUFFERS=3, PV_IN_TURN=True, GROUP_HEADS=8, SNAKE=True),  # D64 only: 452 / 274
     dict(_BASE, NUM_BUFFERS=4, GROUP_HEADS=8, SNAKE=False),  # D64 only: 441 / 405
-    # not in the sweep (WARP_RELEASE came after it)
+    # not in the sweep (WARP_RELEASE, LATE_P came after it)
     dict(_BASE, PV_IN_TURN=True, WARP_RELEASE=True, GROUP_HEADS=8, SNAKE=True),
+    dict(_BASE, LATE_P=True, GROUP_HEADS=8, SNAKE=True),
+    dict(_BASE, LATE_P=True, PV_IN_TURN=True, GROUP_HEADS=4, SNAKE=True),
+    dict(_BASE, LATE_P=True, PV_IN_TURN=True, GROUP_HEADS=8, SNAKE=True),
+    dict(_BASE, LATE_P=True, GROUP_HEADS=1, SNAKE=False),
+    dict(_BASE, LATE_P=True, NUM_BUFFERS=4, GROUP_HEADS=2, SNAKE=True),  # D64
 ]
 DEFAULT = CONFIGS[0]
 _tuner = C.Tuner()

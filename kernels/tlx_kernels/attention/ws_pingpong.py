@@ -90,7 +90,7 @@ def _softmax_block(qk, m_i, l_i, q_start, kv_start, S_kv, qk_scale, CAUSAL: tl.c
 def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empty, it0, n_blocks, q_start, S_kv,
                  qk_scale, g: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                  HEAD_DIM: tl.constexpr, NUM_GROUPS: tl.constexpr, NUM_BUFFERS: tl.constexpr,
-                 PV_IN_TURN: tl.constexpr, RELEASE_Q: tl.constexpr):
+                 PV_IN_TURN: tl.constexpr, RELEASE_Q: tl.constexpr, LATE_P: tl.constexpr = False):
     """Consumer ``g``'s work on one tile: (O, m, l) of its ``BLOCK_M`` query rows over ``n_blocks`` KV blocks at
     ring positions ``it0, ...``. Pipelined as in step (c), each wgmma issue inside the consumer's turn. With
     ``RELEASE_Q`` it arrives on ``q_empty`` once its last ``Q K^T`` is done (the persistent kernel's Q reuse)."""
@@ -107,7 +107,7 @@ def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empt
     if dev.needs_mask(q_start, 0, S_kv, CAUSAL, BLOCK_N):
         qk = dev.mask_scores(qk, q_start, 0, S_kv, CAUSAL, BLOCK_M, BLOCK_N)
     m_i, l_i, p_f32 = dev.softmax_first(qk, qk_scale)
-    p = p_f32.to(dtype)
+    p = dev.p_operand(p_f32, dtype, LATE_P)
     alpha = tl.full([BLOCK_M], 1.0, tl.float32)
     j = 1
     while j < n_blocks:  # not `for`: see ws_pipelined (Triton's pipeliner would serialise the wgmmas)
@@ -120,18 +120,18 @@ def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empt
         _turn_begin(g)
         qk = tlx.async_dot(q_buf, tlx.local_trans(k_smem[slot]))  # S_j
         if PV_IN_TURN:
-            acc = tlx.async_dot(p, v_smem[prev], acc)  # O += P_{j-1} V_{j-1}
+            acc = tlx.async_dot(p.to(dtype), v_smem[prev], acc)  # O += P_{j-1} V_{j-1}
             _turn_end(g, NUM_GROUPS)
         else:
             _turn_end(g, NUM_GROUPS)
-            acc = tlx.async_dot(p, v_smem[prev], acc)
+            acc = tlx.async_dot(p.to(dtype), v_smem[prev], acc)
         qk = tlx.async_dot_wait(1, qk)  # S_j done, PV still running
         tlx.barrier_arrive(k_empty[slot])
         m_i, l_i, p_f32, alpha = _softmax_block(qk, m_i, l_i, q_start, j * BLOCK_N, S_kv, qk_scale, CAUSAL, BLOCK_M,
                                                 BLOCK_N)
         acc = tlx.async_dot_wait(0, acc)
         tlx.barrier_arrive(v_empty[prev])
-        p = p_f32.to(dtype)  # after the wait: these registers were the in-flight product's operand
+        p = dev.p_operand(p_f32, dtype, LATE_P)
         j += 1
     if RELEASE_Q:
         tlx.barrier_arrive(q_empty)
@@ -141,7 +141,7 @@ def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empt
     acc = acc * alpha[:, None]
     tlx.barrier_wait(v_full[last], (it // NUM_BUFFERS) & 1)
     _turn_begin(g)
-    acc = tlx.async_dot(p, v_smem[last], acc)
+    acc = tlx.async_dot(p.to(dtype), v_smem[last], acc)
     _turn_end(g, NUM_GROUPS)
     acc = tlx.async_dot_wait(0, acc)
     tlx.barrier_arrive(v_empty[last])
@@ -153,7 +153,7 @@ def ws_pingpong_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sca
                                  HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr,
                                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
                                  NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr,
-                                 WARP_RELEASE: tl.constexpr = False):
+                                 WARP_RELEASE: tl.constexpr = False, LATE_P: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
     k_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
@@ -186,7 +186,7 @@ def ws_pingpong_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sca
             tlx.barrier_wait(q_full[g], 0)
             acc, m_i, l_i = consume_tile(q_smem[g], k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_full[g], 0,
                                          n_blocks, q_start, S_kv, qk_scale, g, CAUSAL, BLOCK_M, BLOCK_N, HEAD_DIM,
-                                         NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, False)
+                                         NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, False, LATE_P)
             # O is staged in this consumer's Q buffer: its last reader, the last Q K^T, has completed
             dev.store_tile(acc, l_i, m_i, q_smem[g], desc_o, lse_ptr, bh, q_start, S_q, S_o, BLOCK_M, STORE_LSE)
             tlx.async_descriptor_store_wait(0)
@@ -204,6 +204,8 @@ CONFIGS: list[dict[str, Any]] = [
     dict(_BASE, NUM_BUFFERS=3, PV_IN_TURN=True),  # 621 / 562 / 378 / 352
     dict(_BASE, BLOCK_N=64, NUM_GROUPS=3, NUM_BUFFERS=4, CONSUMER_REGS=160, PV_IN_TURN=True),  # D64 only: 392 / 316
     dict(_BASE, PV_IN_TURN=True, WARP_RELEASE=True),  # not in the sweep (WARP_RELEASE came after it)
+    dict(_BASE, NUM_BUFFERS=3, LATE_P=True),  # not in the sweep (LATE_P came after it)
+    dict(_BASE, NUM_BUFFERS=3, PV_IN_TURN=True, LATE_P=True),
 ]
 DEFAULT = CONFIGS[0]
 _tuner = C.Tuner()

@@ -37,7 +37,8 @@ from tlx_kernels.attention import device as dev
 def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_scale, S_q, S_kv, S_o, BH,
                                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr,
                                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
-                                  NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr):
+                                  NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr,
+                                  LATE_P: tl.constexpr = False, LATE_RESCALE: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
     TILE_BYTES: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(dtype)
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
@@ -84,7 +85,7 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sc
             if dev.needs_mask(q_start, 0, S_kv, CAUSAL, BLOCK_N):
                 qk = dev.mask_scores(qk, q_start, 0, S_kv, CAUSAL, BLOCK_M, BLOCK_N)
             m_i, l_i, p_f32 = dev.softmax_first(qk, qk_scale)
-            p = p_f32.to(dtype)
+            p = dev.p_operand(p_f32, dtype, LATE_P)
             alpha = tl.full([BLOCK_M], 1.0, tl.float32)
             j = 1
             while j < n_blocks:
@@ -92,11 +93,12 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sc
                 phase = (j // NUM_BUFFERS) & 1
                 prev = (j - 1) % NUM_BUFFERS
                 prev_phase = ((j - 1) // NUM_BUFFERS) & 1
-                acc = acc * alpha[:, None]
+                if not LATE_RESCALE:
+                    acc = acc * alpha[:, None]
                 tlx.barrier_wait(k_full[slot], phase)
                 qk = tlx.async_dot(q_smem[g], tlx.local_trans(k_smem[slot]))  # S_j
                 tlx.barrier_wait(v_full[prev], prev_phase)
-                acc = tlx.async_dot(p, v_smem[prev], acc)  # O += P_{j-1} V_{j-1}
+                acc = tlx.async_dot(p.to(dtype), v_smem[prev], acc)  # O += P_{j-1} V_{j-1}
                 qk = tlx.async_dot_wait(1, qk)  # S_j done, PV still running
                 tlx.barrier_arrive(k_empty[slot])
                 if dev.needs_mask(q_start, j * BLOCK_N, S_kv, CAUSAL, BLOCK_N):
@@ -106,13 +108,16 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sc
                     m_i, l_i, p_f32, alpha = dev.softmax_next(qk, m_i, l_i, qk_scale)
                 acc = tlx.async_dot_wait(0, acc)
                 tlx.barrier_arrive(v_empty[prev])
-                p = p_f32.to(dtype)
+                if LATE_RESCALE:
+                    acc = acc * alpha[:, None]
+                p = dev.p_operand(p_f32, dtype, LATE_P)
                 j += 1
             # epilogue: the last P V
             last = (n_blocks - 1) % NUM_BUFFERS
-            acc = acc * alpha[:, None]
+            if not LATE_RESCALE:
+                acc = acc * alpha[:, None]
             tlx.barrier_wait(v_full[last], ((n_blocks - 1) // NUM_BUFFERS) & 1)
-            acc = tlx.async_dot(p, v_smem[last], acc)
+            acc = tlx.async_dot(p.to(dtype), v_smem[last], acc)
             acc = tlx.async_dot_wait(0, acc)
             tlx.barrier_arrive(v_empty[last])
             # O is staged in this consumer's Q buffer: its last reader, the last Q K^T, has completed
@@ -126,6 +131,11 @@ CONFIGS: list[dict[str, Any]] = [
     dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240),  # 669 / 599 / 431 / 375
     dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=232),  # 647 / 595 / 414 / 374
     dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=3, CONSUMER_REGS=240),  # 644 / 577 / 433 / 387
+    # not in that sweep (LATE_P, LATE_RESCALE came after it)
+    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240, LATE_P=True),
+    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=240, LATE_P=True, LATE_RESCALE=True),
+    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=2, CONSUMER_REGS=232, LATE_P=True),
+    dict(BLOCK_M=64, BLOCK_N=128, NUM_GROUPS=2, NUM_BUFFERS=3, CONSUMER_REGS=240, LATE_P=True),
 ]
 DEFAULT = CONFIGS[0]
 _tuner = C.Tuner()
