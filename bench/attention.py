@@ -3,7 +3,7 @@
     python3 bench/attention.py                          # BENCH_SHAPES (7), ~2-3 min on an H200
     python3 bench/attention.py --quick                  # the two B4 H32 S4096 D128 shapes, ~1 min
     python3 bench/attention.py --sweep --budget-s 240   # every candidate config per variant, 4 main shapes, ~4.5 min
-    python3 bench/attention.py --sweep --space configs --variants ws_pipelined   # only the CONFIGS listed
+    python3 bench/attention.py --sweep --space trials --variants ws_pipelined   # default vs TRIALS
     python3 bench/attention.py --from-sweep latest      # the bench, also trying each variant's swept best
 
 Every GPU step runs in a worker process (bench/attention_worker.py), so a config that hangs or faults is
@@ -59,10 +59,11 @@ def log(*a: Any) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
-def sweep_space(variant: str, D: int, grid_too: bool = True) -> list[dict]:
-    """Candidate configs of a variant for head dim ``D``: its CONFIGS first, then (``grid_too``) a grid, all that
-    fit. The teaching steps (ws, ws_pipelined) keep their CONFIGS; the persistent kernel's schedule knobs are
-    runtime arguments, so its grid costs compiles only for the other knobs."""
+def sweep_space(variant: str, D: int, space: str = "grid") -> list[dict]:
+    """Candidate configs of a variant for head dim ``D``, all that fit: its CONFIGS, then its TRIALS (configs not
+    yet run on a GPU), then a grid (``space`` "grid"); or its default and its TRIALS (``space`` "trials"). The
+    teaching steps (ws, ws_pipelined) have no grid; the persistent kernel's schedule knobs are runtime
+    arguments, so its grid costs compiles only for the other knobs."""
     from tlx_kernels import attention as A
     from tlx_kernels.attention import common as C
 
@@ -83,7 +84,10 @@ def sweep_space(variant: str, D: int, grid_too: bool = True) -> list[dict]:
             sched = [(8, True), (4, True), (16, True), (2, True), (8, False)]
             grid = [dict(c, GROUP_HEADS=gh, SNAKE=sn) for c in grid for gh, sn in sched]
     seen, out = set(), []
-    for cfg in list(A.MODULES[variant].CONFIGS) + (grid if grid_too else []):
+    mod = A.MODULES[variant]
+    trials = list(getattr(mod, "TRIALS", []))
+    listed = mod.CONFIGS[:1] + trials if space == "trials" else list(mod.CONFIGS) + trials
+    for cfg in listed + (grid if space == "grid" else []):
         if C.fits(cfg, D) and cname(cfg) not in seen:
             seen.add(cname(cfg))
             out.append(dict(cfg))
@@ -277,7 +281,7 @@ def bench_main(args, info: dict) -> dict:
 def sweep_main(args, info: dict) -> dict:
     t0 = time.perf_counter()
     shapes = args.shapes or SWEEP_SHAPES
-    spaces = {(v, s[3]): sweep_space(v, s[3], args.space == "grid") for v in args.variants for s in shapes}
+    spaces = {(v, s[3]): sweep_space(v, s[3], args.space) for v in args.variants for s in shapes}
     by_case: dict = {}
     for s in shapes:
         case = by_case.setdefault((s[3], bool(s[4])), [])
@@ -347,8 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="the two B4 H32 S4096 D128 shapes")
     ap.add_argument("--sweep", action="store_true", help="time every candidate config (see --budget-s)")
     ap.add_argument("--budget-s", type=float, default=240.0, help="sweep: stop starting candidates after this")
-    ap.add_argument("--space", choices=("grid", "configs"), default="grid",
-                    help="sweep: each variant's CONFIGS and a grid of more, or its CONFIGS only")
+    ap.add_argument("--space", choices=("grid", "configs", "trials"), default="grid",
+                    help="sweep: CONFIGS + TRIALS + a grid; CONFIGS + TRIALS; or the default + TRIALS")
     ap.add_argument("--from-sweep", default=None, help="'latest' or a sweep JSON: also try its best configs")
     ap.add_argument("--shapes", type=lambda t: [parse_shape(x) for x in t.split(",")], default=None,
                     help="e.g. 4x32x4096x128,4x32x4096x128c")

@@ -85,7 +85,7 @@ def _every_tlx_config() -> list[tuple]:
     out, seen = [], set()
     for name in A.TLX_MODULES:
         for D in (128, 64):
-            for cfg in C.configs_for(A.MODULES[name].CONFIGS, D):
+            for cfg in C.configs_for(A.MODULES[name].CONFIGS + getattr(A.MODULES[name], "TRIALS", []), D):
                 key = (name, D, C.config_name({k: v for k, v in cfg.items() if k not in ("GROUP_HEADS", "SNAKE")}))
                 if key not in seen:
                     seen.add(key)

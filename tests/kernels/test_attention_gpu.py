@@ -87,7 +87,8 @@ def test_fresh_inputs_every_run():
 
 @pytest.mark.slow
 def test_every_tlx_config_is_correct():
-    """Every config of every TLX variant that fits the head dim, on one odd causal shape per head dim."""
+    """Every config (and trial config) of every TLX variant that fits the head dim, on one odd causal shape per
+    head dim."""
     from tlx_kernels import attention as A
     from tlx_kernels.attention import common as C
 
@@ -95,7 +96,7 @@ def test_every_tlx_config_is_correct():
     for D in (128, 64):
         shape = (1, 3, 1000, 1000, D, True)
         for name in A.TLX_MODULES:
-            for cfg in C.configs_for(A.MODULES[name].CONFIGS, D):
+            for cfg in C.configs_for(A.MODULES[name].CONFIGS + getattr(A.MODULES[name], "TRIALS", []), D):
                 try:
                     check(name, shape, torch.bfloat16, config=cfg, seed=3)
                 except AssertionError as e:

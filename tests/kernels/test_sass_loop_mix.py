@@ -52,6 +52,33 @@ def test_softmax_overlaps_the_pv_wgmma_and_cycles_add_up(attention):
     assert 0 < attention["wave_efficiency"] <= 1 and attention["ceiling_tflops"] > attention["measured_tflops"]
 
 
+def loop_mix(mix, config):
+    """analyse() of ws_pipelined at the case's shape (B4 H32 S4096 D128 bf16, non-causal) with ``config``."""
+    import torch
+    from tlx_kernels.attention import ws_pipelined as W
+
+    import workbench
+
+    q = torch.empty(4, 32, 4096, 128, dtype=torch.bfloat16)
+    launch = W.prepare(q, q, q, False, config)
+    art = workbench.compile(launch.kernel, *launch.args, target="sm_90", **launch.kwargs)
+    return mix.analyse(art.stages["sass"], art.metadata.tasks, 1, mix.attention_case()["excluded"])
+
+
+def test_late_p_converts_p_under_the_next_s_wgmma(mix, attention):
+    """ws_pipelined's LATE_P (its docstring's claim): P's 32 F2FP move from the exposed tail into the S wgmma's
+    flight, and the PRMT repack into the HGMMA's A registers disappears."""
+    from tlx_kernels.attention import ws_pipelined as W
+
+    late = loop_mix(mix, dict(W.DEFAULT, LATE_P=True))
+    assert attention["exposed"].get("F2FP", 0) == 32  # the default converts after the PV wait, exposed
+    s_group = next(g for g in late["overlap"] if g["kind"] == "SS")
+    assert s_group["during"].get("F2FP", 0) >= 30 and late["exposed"].get("F2FP", 0) <= 2
+    assert late["counts_per_warp"]["other"] <= attention["counts_per_warp"]["other"] - 30  # no PRMTs
+    assert sum(late["exposed"].values()) < sum(attention["exposed"].values()) - 25
+    assert late["steady_path_instructions"] < attention["steady_path_instructions"]
+
+
 SYNTHETIC = """\
         /*0000*/                   USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xf0 ;
 .L_x_1:

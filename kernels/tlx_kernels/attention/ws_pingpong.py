@@ -15,7 +15,8 @@ of turns per tile (``n_blocks + 1``), so the order never drifts.
 With ``PV_IN_TURN`` a turn issues both ``S_j = Q K_j^T`` and ``O += P_{j-1} V_{j-1}``, as FA3 does;
 without it only ``S_j`` (the PV product is issued after the hand-over, as in Meta's Hopper tutorial). With
 ``WARP_RELEASE`` every consumer thread arrives on the ring's "empty" barriers, which saves the warpgroup-wide
-``bar.sync`` that a single-thread arrive needs before it.
+``bar.sync`` that a single-thread arrive needs before it. ``LATE_P`` is :mod:`.ws_pipelined`'s option (convert
+``P`` right before its PV issue).
 
 :func:`produce_tile` and :func:`consume_tile` are the per-tile work of the two roles; the persistent kernel
 (:mod:`.ws_persistent`) calls them once per tile.
@@ -204,10 +205,10 @@ CONFIGS: list[dict[str, Any]] = [
     dict(_BASE, NUM_BUFFERS=3, PV_IN_TURN=True),  # 621 / 562 / 378 / 352
     dict(_BASE, BLOCK_N=64, NUM_GROUPS=3, NUM_BUFFERS=4, CONSUMER_REGS=160, PV_IN_TURN=True),  # D64 only: 392 / 316
     dict(_BASE, PV_IN_TURN=True, WARP_RELEASE=True),  # not in the sweep (WARP_RELEASE came after it)
-    dict(_BASE, NUM_BUFFERS=3, LATE_P=True),  # not in the sweep (LATE_P came after it)
-    dict(_BASE, NUM_BUFFERS=3, PV_IN_TURN=True, LATE_P=True),
 ]
 DEFAULT = CONFIGS[0]
+# Compiled clean (as ws_pipelined.TRIALS), not yet checked and timed on a GPU: not in CONFIGS.
+TRIALS: list[dict[str, Any]] = [dict(DEFAULT, LATE_P=True), dict(DEFAULT, PV_IN_TURN=True, LATE_P=True)]
 _tuner = C.Tuner()
 
 
