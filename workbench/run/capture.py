@@ -1,11 +1,9 @@
 """Capture every kernel a ``%%tlx`` cell compiles or launches.
 
-While a cell runs, ``Capture`` patches ``triton.runtime.jit.JITFunction.run`` (every
-``kernel[grid](...)`` of a ``@triton.jit`` or ``@gluon.jit`` kernel goes through it, autotuned
-and heuristics-wrapped ones included), ``Autotuner.run`` (without a GPU: compile each config
-instead of benchmarking), and ``workbench.compile.driver.compile_kernel`` (direct
-``workbench.compile`` calls). Each launch is compiled with ``workbench.compile`` from its own
-arguments (that gives the Artifact); then, by mode:
+While a cell runs, ``Capture`` has Triton's launch path patched (``workbench.run.launch_patches``: every
+``kernel[grid](...)`` of a ``@triton.jit`` or ``@gluon.jit`` kernel, autotuned and heuristics-wrapped ones
+included, the autotuner's config timing, and direct ``workbench.compile`` calls come here). Each launch is
+compiled with ``workbench.compile`` from its own arguments (that gives the Artifact); then, by mode:
 
 - ``gpu``: launched for real on the local GPU;
 - ``interpreter``: executed on the CPU by Triton's interpreter (plain ``tl.*`` kernels only);
@@ -25,6 +23,7 @@ from typing import Any
 
 from workbench.compile.tuners import arg_names
 from workbench.report.report import kernel_kind
+from workbench.run import launch_patches
 from workbench.run.arguments import _constexpr_names, _spec, bind_arguments, describe_arguments
 from workbench.run.device import Device
 from workbench.run.interpreter import interpret
@@ -68,16 +67,6 @@ class Captured:
         return any(r["ran"] for r in self.runs)
 
 
-def _subclasses_with_run(cls: type) -> list[type]:
-    out, todo = [], list(cls.__subclasses__())
-    while todo:
-        c = todo.pop()
-        todo.extend(c.__subclasses__())
-        if "run" in c.__dict__ and c not in out:
-            out.append(c)
-    return out
-
-
 def _grid_tuple(grid: Any, bound: dict[str, Any]) -> tuple[int, ...] | None:
     try:
         g = grid(bound) if callable(grid) else grid
@@ -89,7 +78,7 @@ def _grid_tuple(grid: Any, bound: dict[str, Any]) -> tuple[int, ...] | None:
 
 
 class Capture:
-    """Patches Triton's launch path for the duration of one cell (a context manager)."""
+    """Captures the launches of one cell (a context manager: Triton's launch path is patched inside it)."""
 
     def __init__(
         self,
@@ -126,98 +115,20 @@ class Capture:
         self.failed_kernel: Any = None  # the kernel whose compile raised
         self.compile_ms_total = 0.0
         self.diagnostics: list[dict[str, Any]] = []
-        self._restore: list[Callable[[], None]] = []
+        self._undo: Callable[[], None] = lambda: None
 
     # ------------------------------------------------------------------ patching
     def __enter__(self) -> Capture:
         global _ACTIVE
-        from triton.runtime.autotuner import Autotuner
-        from triton.runtime.jit import JITFunction
-
-        # JITFunction and every subclass that defines its own run (the TLX kernel class does)
-        for cls in [JITFunction, *_subclasses_with_run(JITFunction)]:
-            self._patch_run(cls)
-
-        orig_at_run = Autotuner.run
-
-        def at_run(at_self, *args, **kwargs):
-            cap = _ACTIVE
-            if cap is None or cap.suspended or cap.runs_on_gpu_default():
-                return orig_at_run(at_self, *args, **kwargs)
-            return cap._autotune_without_gpu(at_self, args, kwargs)
-
-        Autotuner.run = at_run
-        self._restore.append(lambda: setattr(Autotuner, "run", orig_at_run))
-        orig_bench = Autotuner._bench
-
-        def bench(at_self, *args, **kwargs):  # the autotuner timing its configs
-            cap = _ACTIVE
-            if cap is None:
-                return orig_bench(at_self, *args, **kwargs)
-            cap.benchmarking += 1
-            try:
-                return orig_bench(at_self, *args, **kwargs)
-            finally:
-                cap.benchmarking -= 1
-
-        Autotuner._bench = bench
-        self._restore.append(lambda: setattr(Autotuner, "_bench", orig_bench))
-
-        try:
-            from workbench.compile import driver
-        except ImportError:
-            driver = None
-        if driver is not None:
-            orig_compile = driver.compile_kernel
-
-            def compile_kernel(kernel, *args, **kw):
-                cap = _ACTIVE
-                if cap is None or cap.suspended:
-                    return orig_compile(kernel, *args, **kw)
-                return cap._direct_compile(orig_compile, kernel, args, kw)
-
-            driver.compile_kernel = compile_kernel
-            self._restore.append(lambda: setattr(driver, "compile_kernel", orig_compile))
-
+        self._undo = launch_patches.install(active)
         self._prev = _ACTIVE
         _ACTIVE = self
         return self
 
-    def _patch_run(self, cls: type) -> None:
-        orig_run = cls.__dict__["run"]
-
-        def run(fn_self, *args, grid, warmup, **kwargs):
-            cap = _ACTIVE
-            if cap is None or cap.suspended:
-                return orig_run(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
-            def jit_compile(mode: str | None = None):  # the JIT's own compile (a Triton cache hit), no launch
-                if mode is None:
-                    return orig_run(fn_self, *args, grid=grid, warmup=True, **kwargs)
-                from triton import knobs
-
-                with knobs.compilation.scope():
-                    knobs.compilation.instrumentation_mode = mode
-                    return orig_run(fn_self, *args, grid=grid, warmup=True, **kwargs)
-
-            return cap.on_launch(
-                fn_self,
-                args,
-                kwargs,
-                grid,
-                warmup,
-                lambda: orig_run(fn_self, *args, grid=grid, warmup=warmup, **kwargs),
-                jit_compile=jit_compile,
-            )
-
-        run.__wrapped__ = orig_run  # type: ignore[attr-defined]
-        cls.run = run
-        self._restore.append(lambda: setattr(cls, "run", orig_run))
-
     def __exit__(self, *exc: Any) -> None:
         global _ACTIVE
         _ACTIVE = self._prev
-        while self._restore:
-            self._restore.pop()()
+        self._undo()
 
     @contextlib.contextmanager
     def suspend(self) -> Iterator[None]:

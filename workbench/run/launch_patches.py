@@ -1,0 +1,124 @@
+"""Where the ``%%tlx`` launch capture reaches into Triton's runtime (and the workbench's own compile driver).
+
+Triton 3.8's public launch hooks (``knobs.runtime.launch_enter_hook`` / ``launch_exit_hook``) fire inside
+the compiled kernel's launcher, after ``JITFunction.run`` has asked the driver for the current device and
+compiled for it: on a machine without a GPU nothing reaches them, and they cannot turn a launch into a
+compile for another target. So while a cell runs, :func:`install` replaces, and its returned function
+restores:
+
+- ``JITFunction.run`` and the ``run`` of every subclass that defines its own (uTLX's kernel class does):
+  every ``kernel[grid](...)`` of a ``@triton.jit`` / ``@gluon.jit`` kernel, autotuned and heuristics-wrapped
+  ones included, goes to ``capture.on_launch`` with a zero-argument "launch as Triton would" and a
+  ``jit_compile(mode)`` that runs the JIT's own compile (``warmup=True``) without launching;
+- ``Autotuner.run``: without a GPU (or with ``--compile-only`` / ``--interpret``) the capture compiles each
+  config instead of timing it (``capture._autotune_without_gpu``);
+- ``Autotuner._bench``: counted in ``capture.benchmarking`` while the autotuner times its configs;
+- ``workbench.compile.driver.compile_kernel``: direct ``workbench.compile`` calls in the cell
+  (``capture._direct_compile``).
+
+``tests/run/test_launch_patches.py`` pins the signatures these replacements assume and checks that every
+patch is undone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["install", "subclasses_with_run"]
+
+Active = Callable[[], Any]  # the capture of the cell running now, or None
+
+
+def subclasses_with_run(cls: type) -> list[type]:
+    """Every subclass of ``cls`` (at any depth) whose class body defines ``run``."""
+    out, todo = [], list(cls.__subclasses__())
+    while todo:
+        c = todo.pop()
+        todo.extend(c.__subclasses__())
+        if "run" in c.__dict__ and c not in out:
+            out.append(c)
+    return out
+
+
+def install(active: Active) -> Callable[[], None]:
+    """Patch Triton's launch path for ``active()``'s capture; returns the function that undoes it all."""
+    from triton.runtime.jit import JITFunction
+
+    restore: list[Callable[[], None]] = []
+    for cls in [JITFunction, *subclasses_with_run(JITFunction)]:
+        restore.append(_patch_jit_run(cls, active))
+    restore += _patch_autotuner(active)
+    restore += _patch_driver(active)
+
+    def undo() -> None:
+        while restore:
+            restore.pop()()
+
+    return undo
+
+
+def _patch_jit_run(cls: type, active: Active) -> Callable[[], None]:
+    orig_run = cls.__dict__["run"]
+
+    def run(fn_self, *args, grid, warmup, **kwargs):
+        cap = active()
+        if cap is None or cap.suspended:
+            return orig_run(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
+
+        def jit_compile(mode: str | None = None):  # the JIT's own compile (a Triton cache hit), no launch
+            if mode is None:
+                return orig_run(fn_self, *args, grid=grid, warmup=True, **kwargs)
+            from triton import knobs
+
+            with knobs.compilation.scope():
+                knobs.compilation.instrumentation_mode = mode
+                return orig_run(fn_self, *args, grid=grid, warmup=True, **kwargs)
+
+        return cap.on_launch(fn_self, args, kwargs, grid, warmup,
+                             lambda: orig_run(fn_self, *args, grid=grid, warmup=warmup, **kwargs),
+                             jit_compile=jit_compile)
+
+    run.__wrapped__ = orig_run  # type: ignore[attr-defined]
+    cls.run = run
+    return lambda: setattr(cls, "run", orig_run)
+
+
+def _patch_autotuner(active: Active) -> list[Callable[[], None]]:
+    from triton.runtime.autotuner import Autotuner
+
+    orig_run, orig_bench = Autotuner.run, Autotuner._bench
+
+    def run(at_self, *args, **kwargs):
+        cap = active()
+        if cap is None or cap.suspended or cap.runs_on_gpu_default():
+            return orig_run(at_self, *args, **kwargs)
+        return cap._autotune_without_gpu(at_self, args, kwargs)
+
+    def bench(at_self, *args, **kwargs):  # the autotuner timing its configs
+        cap = active()
+        if cap is None:
+            return orig_bench(at_self, *args, **kwargs)
+        cap.benchmarking += 1
+        try:
+            return orig_bench(at_self, *args, **kwargs)
+        finally:
+            cap.benchmarking -= 1
+
+    Autotuner.run, Autotuner._bench = run, bench
+    return [lambda: setattr(Autotuner, "run", orig_run), lambda: setattr(Autotuner, "_bench", orig_bench)]
+
+
+def _patch_driver(active: Active) -> list[Callable[[], None]]:
+    from workbench.compile import driver
+
+    orig_compile = driver.compile_kernel
+
+    def compile_kernel(kernel, *args, **kw):
+        cap = active()
+        if cap is None or cap.suspended:
+            return orig_compile(kernel, *args, **kw)
+        return cap._direct_compile(orig_compile, kernel, args, kw)
+
+    driver.compile_kernel = compile_kernel
+    return [lambda: setattr(driver, "compile_kernel", orig_compile)]
