@@ -30,10 +30,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import os
 import queue
-import statistics
 import sys
 import threading
 import time
@@ -44,14 +42,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import interleave  # noqa: E402
+from gemm_report import OURS, baseline_rows, print_table, ranking, rounds_rows, summary  # noqa: E402
 from gemm_worker import META_FILES, WorkerProcess  # noqa: E402
 
-OURS = ("tma_pipelined", "ws_cooperative", "ws_pingpong")
 LIBRARY = OURS + ("triton_dot",)
 SWEEP_SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048)]
 PREFLIGHT_SHAPES = [(2304, 2048, 512), (1000, 1500, 777)]  # 1-3 tiles per CTA on 132 SMs; an odd shape
-TARGETS = {(8192, 8192, 8192): 1.05, (4096, 4096, 4096): 1.05, (2048, 2048, 2048): 1.00}  # best of ours / cuBLAS
 TOL = 1e-2
 
 
@@ -202,27 +198,6 @@ def meta_shape(workers: Workers, key: str, shape, args) -> list[dict]:
     return measure("meta", key, shape, rows, args, "final")
 
 
-def baseline_rows(records: list[dict], cub: dict, shapes, args) -> list[dict]:
-    """One row per (timed kernel, baseline): cuBLAS for everything, tl.dot and each Meta kernel for ours."""
-    rows = []
-    for shape in shapes:
-        at = [r for r in records if r["shape"] == list(shape)]
-        best = {}
-        for r in at:
-            b = best.get(r["kernel"])
-            if r["ms"] and (b is None or r["ms"] < b["ms"]):
-                best[r["kernel"]] = r
-        bases = {"cublas": cub.get(tuple(shape), {}).get("ms")}
-        bases.update({k: v["ms"] for k, v in best.items() if k == "triton_dot" or k.startswith("meta_")})
-        for kernel, r in best.items():
-            for base, base_ms in bases.items():
-                if base == kernel or not base_ms or (base != "cublas" and kernel not in OURS):
-                    continue
-                rows.append(dict(kernel=kernel, shape=list(shape), dtype=args.dtype, config=r["config"], ms=r["ms"],
-                                 tflops=r["tflops"], baseline=base, baseline_ms=base_ms, ratio=base_ms / r["ms"]))
-    return rows
-
-
 def rounds_shape(workers: Workers, records: list[dict], shape, args) -> dict[str, list[float]] | None:
     """cuBLAS and the best config of every kernel timed at ``shape`` in ``args.rounds`` interleaved rounds."""
     items = [dict(label="cublas", kind="cublas")]
@@ -239,66 +214,6 @@ def rounds_shape(workers: Workers, records: list[dict], shape, args) -> dict[str
         log(f"  interleaved rounds FAILED: {fail or (res or {}).get('error')}")
         return None
     return res["times"]
-
-
-def rounds_rows(times: dict[tuple, dict[str, list[float]]], records: list[dict], args) -> list[dict]:
-    """Rows from interleaved rounds: ``ms`` is the median over rounds, ``ratio`` the median of the per-round
-    ratios ``baseline_ms / ms`` (each round's two timings were taken seconds apart, at the same clock)."""
-    rows = []
-    for shape, per in times.items():
-        M, N, K = shape
-        configs = {r["kernel"]: r["config"] for r in records if r["shape"] == list(shape) and r["phase"] == "final"
-                   and r["ms"]}
-        bases = ["cublas", "triton_dot", *sorted(k for k in per if k.startswith("meta_"))]
-        for kernel, ts in per.items():
-            if kernel == "cublas":
-                continue
-            ms = statistics.median(ts)
-            for base in bases:
-                if base == kernel or base not in per or (base != "cublas" and kernel not in OURS):
-                    continue
-                rows.append(dict(kernel=kernel, shape=list(shape), dtype=args.dtype, config=configs.get(kernel),
-                                 ms=ms, tflops=2.0 * M * N * K / ms / 1e9, baseline=base,
-                                 baseline_ms=statistics.median(per[base]),
-                                 ratio=interleave.ratio(per[base], ts),
-                                 method=f"interleaved, {len(ts)} rounds"))
-    return rows
-
-
-def summary(rows: list[dict], shapes) -> list[dict]:
-    out = []
-    for shape in shapes:
-        ours = [r for r in rows if r["shape"] == list(shape) and r["kernel"] in OURS and r["baseline"] == "cublas"]
-        best = max(ours, key=lambda r: r["ratio"]) if ours else None
-        target = TARGETS.get(tuple(shape))
-        out.append(dict(shape=list(shape), best_kernel=best and best["kernel"], config=best and best["config"],
-                        tflops=best and best["tflops"], vs_cublas=best and best["ratio"], target=target,
-                        met=(best["ratio"] >= target) if best and target else None))
-    return out
-
-
-def ranking(records: list[dict], shapes) -> dict[str, list[dict]]:
-    """Per kernel: configs timed at every shape, by the geometric mean of their speed relative to the
-    kernel's best at each shape (1.0 = best everywhere); a config timed twice counts with its mean time."""
-    out: dict[str, list[dict]] = {}
-    for kernel in sorted({r["kernel"] for r in records}):
-        mine = [r for r in records if r["kernel"] == kernel and r["ms"]]
-        best = {tuple(s): min((r["ms"] for r in mine if r["shape"] == list(s)), default=None) for s in shapes}
-        ranked = []
-        for name in sorted({r["config"] for r in mine}):
-            times: dict[tuple, list[float]] = {}
-            for r in mine:
-                if r["config"] == name:
-                    times.setdefault(tuple(r["shape"]), []).append(r["ms"])
-            ms = {s: sum(v) / len(v) for s, v in times.items()}  # the mean over the sweep and its confirmation
-            if all(best[tuple(s)] and tuple(s) in ms for s in shapes):
-                rel = [best[tuple(s)] / ms[tuple(s)] for s in shapes]
-                cfg = next(r["cfg"] for r in mine if r["config"] == name)
-                ranked.append(dict(config=name, cfg=cfg, score=math.prod(rel) ** (1 / len(rel)),
-                                   tflops={"x".join(map(str, s)): round(2.0 * math.prod(s) / ms[tuple(s)] / 1e9, 1)
-                                           for s in shapes}))
-        out[kernel] = sorted(ranked, key=lambda x: -x["score"])
-    return out
 
 
 def sweep(workers: Workers, plan: dict[str, list[dict]], shapes, args, deadline: float,
@@ -329,30 +244,6 @@ def _name(cfg: dict) -> str:
     from tlx_kernels.gemm.common import config_name
 
     return config_name(cfg)
-
-
-def print_table(rows: list[dict], cub: dict, shapes, inter: dict | None = None) -> None:
-    head = ("shape", "kernel", "TFLOP/s", "ms", "xcuBLAS", "xtl.dot", "xMeta")
-    log("\n" + " ".join(f"{h:>{w}s}" for h, w in zip(head, (16, 15, 8, 8, 8, 8, 8))) + "  config")
-    for shape in shapes:
-        c = cub.get(tuple(shape), {})
-        if c.get("ms"):
-            log(f"{'x'.join(map(str, shape)):>16s} {'cublas':>15s} {2.0 * math.prod(shape) / c['ms'] / 1e9:8.1f} "
-                f"{c['ms']:8.4f}   (before {c.get('before_ms')}, after {c.get('after_ms')} ms: the faster is used)")
-        per = (inter or {}).get(tuple(shape), {}).get("cublas")
-        if per:
-            mid = statistics.median(per)
-            log(f"{'':>16s} {'cublas rounds':>15s} {2.0 * math.prod(shape) / mid / 1e9:8.1f} {mid:8.4f}   "
-                f"(interleaved rounds {min(per):.4f}..{max(per):.4f} ms; ratios below are medians of per-round ratios)")
-        kernels = sorted({r["kernel"] for r in rows if r["shape"] == list(shape)}, key=lambda k: (k not in OURS, k))
-        for k in kernels:
-            mine = [r for r in rows if r["shape"] == list(shape) and r["kernel"] == k]
-            ratio = {r["baseline"]: r["ratio"] for r in mine}
-            meta = max((v for b, v in ratio.items() if b.startswith("meta_")), default=None)
-            f = lambda v: f"{v:8.3f}" if v else f"{'-':>8s}"  # noqa: E731
-            r = mine[0]
-            log(f"{'x'.join(map(str, shape)):>16s} {k:>15s} {r['tflops']:8.1f} {r['ms']:8.4f} {f(ratio.get('cublas'))} "
-                f"{f(ratio.get('triton_dot'))} {f(meta)}  {str(r['config'] or '-')[:60]}")
 
 
 def with_swept(plan: dict[str, list[dict]], source: str) -> dict[str, list[dict]]:

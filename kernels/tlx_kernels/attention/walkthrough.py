@@ -137,20 +137,6 @@ def facts(report: Any) -> dict[str, Any]:
     return f
 
 
-_LONG = ("roles (warps/registers)", "setmaxnreg")
-
-
-def _facts_lines(f: dict[str, Any], p: dict[str, Any] | None) -> list[str]:
-    if p is None:
-        return [f"{k:26s} {v}" for k, v in f.items()]
-    lines = [f"{'fact':26s} {str(p['kernel'])[:20]:>20s}   {str(f['kernel'])[:20]:>20s}"]
-    lines += [f"{k:26s} {p.get(k)!s:>20s}   {v!s:>20s}" + ("  <-" if p.get(k) != v else "")
-              for k, v in f.items() if k not in ("kernel", *_LONG)]
-    for k in _LONG:
-        lines += [f"{k}" + ("  <-" if p.get(k) != f[k] else ""), f"  before: {p.get(k)}", f"  now:    {f[k]}"]
-    return lines
-
-
 GPU_NOTE = ("On a GPU this step also shows: the --check against torch SDPA on fresh random inputs, the median "
             "time and TFLOP/s (workbench.measure, L2 flushed) beside cuDNN's SDPA timed the same way, the "
             "roofline point, and (TLX steps, --timeline) each role's time: the producer's TMA issue and its waits "
@@ -160,18 +146,9 @@ GPU_NOTE = ("On a GPU this step also shows: the --check against torch SDPA on fr
 def show_step(report: Any, prev: Any = None, baseline: Any = None) -> None:
     """What this step changed (compiler facts before/now), its check, and what was measured (or would be).
     ``baseline``: a ``BenchResult`` (e.g. cuDNN SDPA) for the ratio."""
-    print("\n".join(_facts_lines(facts(report), facts(prev) if prev is not None else None)))
-    m = GW.measured(report)
-    print(f"\ncheck: {m['check'] or 'none'}")
-    if m["tflops"] is not None:
-        vs = f", {m['tflops'] / baseline.tflops:.2f}x {baseline.name} ({baseline.tflops:.0f})" if baseline else ""
-        print(f"measured: {m['tflops']:.1f} TFLOP/s, median {m['median_us']:.1f} us{vs}\n  ({m['bench']})")
-    else:
-        print(f"not timed: {m['bench'] or 'no --bench'}\n" + textwrap.fill(GPU_NOTE, 110))
-    if isinstance(m["timeline"], dict):
-        print("timeline (per role, share of the role's span):\n" + "\n".join(timeline_lines(m["timeline"])))
-    elif m["timeline"]:
-        print(f"timeline: {m['timeline']}")
+    GW.print_step(facts(report), facts(prev) if prev is not None else None, GW.measured(report), baseline,
+                  baseline.name if baseline is not None else "", GPU_NOTE,
+                  ("timeline (per role, share of the role's span)", timeline_lines), width=20)
 
 
 def summary_table(reports: dict[str, Any], baseline: Any = None) -> str:

@@ -181,33 +181,46 @@ def _timeline_lines(tl: dict[str, Any]) -> list[str]:
 _LONG = ("roles (warps/registers)", "setmaxnreg", "accumulator layout")
 
 
-def _facts_lines(f: dict[str, Any], p: dict[str, Any] | None) -> list[str]:
-    """Short facts as columns (before, now, '<-' where they differ), long ones as 'before:'/'now:' lines."""
+def facts_lines(f: dict[str, Any], p: dict[str, Any] | None, width: int = 16) -> list[str]:
+    """Short facts as columns (before, now, '<-' where they differ; ``width`` characters each), the long ones
+    (:data:`_LONG`, those ``f`` has) as 'before:'/'now:' lines."""
     if p is None:
         return [f"{k:26s} {v}" for k, v in f.items()]
-    lines = [f"{'fact':26s} {p['kernel'][:16]:>16s}   {f['kernel'][:16]:>16s}"]
-    lines += [f"{k:26s} {p.get(k)!s:>16s}   {v!s:>16s}" + ("  <-" if p.get(k) != v else "")
-              for k, v in f.items() if k not in ("kernel", *_LONG)]
-    for k in _LONG:
+    long = [k for k in _LONG if k in f]
+    lines = [f"{'fact':26s} {str(p['kernel'])[:width]:>{width}s}   {str(f['kernel'])[:width]:>{width}s}"]
+    lines += [f"{k:26s} {p.get(k)!s:>{width}s}   {v!s:>{width}s}" + ("  <-" if p.get(k) != v else "")
+              for k, v in f.items() if k not in ("kernel", *long)]
+    for k in long:
         mark = "  <-" if p.get(k) != f[k] else ""
         lines += [f"{k}{mark}", f"  before: {p.get(k)}", f"  now:    {f[k]}"]
     return lines
 
 
-def show_step(report: Any, prev: Any = None, cublas: Any = None) -> None:
-    """Print what this step changed (compiler facts before/now), its check, and what was measured (or would be)."""
-    print("\n".join(_facts_lines(facts(report), facts(prev) if prev is not None else None)))
-    m = measured(report)
+def print_step(now: dict[str, Any], before: dict[str, Any] | None, m: dict[str, Any], baseline: Any,
+               baseline_label: str, gpu_note: str, timeline: tuple[str, Callable[[dict[str, Any]], list[str]]],
+               width: int = 16) -> None:
+    """A tutorial step's printout: the facts ``now`` (beside ``before``), the check and the measurement ``m``
+    (:func:`measured`) with the ratio to ``baseline`` (a ``BenchResult``, or None), or ``gpu_note`` when
+    nothing was timed, and the per-role timeline (``timeline``: a heading and the function that gives its
+    lines)."""
+    print("\n".join(facts_lines(now, before, width)))
     print(f"\ncheck: {m['check'] or 'none'}")
     if m["tflops"] is not None:
-        vs = f", {m['tflops'] / cublas.tflops:.2f}x cuBLAS ({cublas.tflops:.0f})" if cublas is not None else ""
+        vs = (f", {m['tflops'] / baseline.tflops:.2f}x {baseline_label} ({baseline.tflops:.0f})"
+              if baseline is not None else "")
         print(f"measured: {m['tflops']:.1f} TFLOP/s, median {m['median_us']:.1f} us{vs}\n  ({m['bench']})")
     else:
-        print(f"not timed: {m['bench'] or 'no --bench'}\n" + textwrap.fill(GPU_NOTE, 110))
+        print(f"not timed: {m['bench'] or 'no --bench'}\n" + textwrap.fill(gpu_note, 110))
     if isinstance(m["timeline"], dict):
-        print("timeline (per role):\n" + "\n".join(_timeline_lines(m["timeline"])))
+        print(f"{timeline[0]}:\n" + "\n".join(timeline[1](m["timeline"])))
     elif m["timeline"]:
         print(f"timeline: {m['timeline']}")
+
+
+def show_step(report: Any, prev: Any = None, cublas: Any = None) -> None:
+    """Print what this step changed (compiler facts before/now), its check, and what was measured (or would be)."""
+    print_step(facts(report), facts(prev) if prev is not None else None, measured(report), cublas, "cuBLAS",
+               GPU_NOTE, ("timeline (per role)", _timeline_lines))
 
 
 def summary_table(reports: dict[str, Any], cublas: Any = None) -> str:
