@@ -6,6 +6,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+
 @pytest.fixture(scope="module")
 def bench(bench_module):
     return bench_module("attention")
