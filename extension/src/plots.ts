@@ -77,6 +77,30 @@ function roleTable(p: Timeline): HTMLElement | null {
   return t;
 }
 
+/**
+ * Colour and legend label of each timeline category, the same in every Report (a category keeps its colour
+ * from kernel to kernel) and the same as the Python chart's (workbench/measure/timeline/chart.py COLORS and
+ * LABELS; tests/measure/timeline/test_chart_styles.py keeps the two equal). Drawn in this order.
+ */
+export const CATEGORY_STYLES: Record<string, { color: string; label: string }> = {
+  task: { color: '#e8e8e8', label: 'task (whole role)' },
+  waiting: { color: '#d62728', label: 'waiting on a barrier' },
+  tma: { color: '#1f77b4', label: 'TMA issue' },
+  mma: { color: '#2ca02c', label: 'MMA issue' },
+  mma_wait: { color: '#98df8a', label: 'waiting for MMA' },
+  epilogue: { color: '#9467bd', label: 'epilogue store' },
+  store_wait: { color: '#c5b0d5', label: 'waiting for TMA stores' },
+  other: { color: '#7f7f7f', label: 'other scope' },
+  untracked: { color: '#e8e8e8', label: 'no scope (math, address, loop)' }
+};
+
+/** The categories of `spans` in drawing order: the known ones as CATEGORY_STYLES lists them, then the rest. */
+export function categoryOrder(spans: Span[]): string[] {
+  const present = new Set(spans.map(s => s.category));
+  const known = Object.keys(CATEGORY_STYLES).filter(c => present.has(c));
+  return [...known, ...Array.from(present).filter(c => !(c in CATEGORY_STYLES))];
+}
+
 export async function renderTimeline(host: HTMLElement, p: Timeline): Promise<void> {
   clear(host);
   const spans = timelineSpans(p);
@@ -99,31 +123,30 @@ export async function renderTimeline(host: HTMLElement, p: Timeline): Promise<vo
     return;
   }
   const Plotly = await loadPlotly();
-  const byCat = new Map<string, Span[]>();
-  for (const s of spans) {
-    const a = byCat.get(s.category) ?? [];
-    a.push(s);
-    byCat.set(s.category, a);
-  }
   const t0 = Math.min(...spans.map(s => s.start));
-  const traces = Array.from(byCat.entries()).map(([cat, ss]) => ({
-    type: 'bar',
-    orientation: 'h',
-    name: esc(cat),
-    y: ss.map(s => esc(s.row)),
-    base: ss.map(s => s.start - t0),
-    x: ss.map(s => s.end - s.start),
-    text: ss.map(s => esc(s.name)),
-    textposition: 'none', // names on hover: inside the bars they pile up
-    hovertemplate: '%{text}<br>%{base:.0f} + %{x:.0f} ns<extra>%{y}</extra>'
-  }));
+  const traces = categoryOrder(spans).map(cat => {
+    const ss = spans.filter(s => s.category === cat);
+    const style = CATEGORY_STYLES[cat];
+    return {
+      type: 'bar',
+      orientation: 'h',
+      name: esc(style?.label ?? cat),
+      ...(style ? { marker: { color: style.color, line: { width: 0 } } } : {}),
+      y: ss.map(s => esc(s.row)),
+      base: ss.map(s => s.start - t0),
+      x: ss.map(s => s.end - s.start),
+      text: ss.map(s => esc(s.name)),
+      textposition: 'none', // names on hover: inside the bars they pile up
+      hovertemplate: '%{text}<br>%{base:.0f} + %{x:.0f} ns<extra>%{y}</extra>'
+    };
+  });
   await Plotly.newPlot(
     plotDiv,
     traces,
     {
       barmode: 'overlay',
-      height: 120 + 26 * new Set(spans.map(s => s.row)).size,
-      margin: { l: 160, r: 20, t: 30, b: 40 },
+      height: 140 + 26 * new Set(spans.map(s => s.row)).size,
+      margin: { l: 160, r: 20, t: 30, b: 60 }, // room for the tick labels and the axis title under them
       xaxis: { title: { text: 'ns since the first CTA started' } },
       yaxis: { autorange: 'reversed' },
       title: { text: `Per-role timeline: ${esc(p.kernel ?? '')}` }

@@ -141,3 +141,14 @@ describe('timeline payloads', () => {
     ]);
   });
 });
+
+import { categoryOrder, CATEGORY_STYLES } from '../src/plots';
+
+describe('timeline categories', () => {
+  it('draws the known categories in a fixed order with fixed colours, unknown ones after them', () => {
+    const span = (category: string) => ({ row: 'CTA 0 \u00b7 p', name: category, category, start: 0, end: 1 });
+    const order = categoryOrder(['mma', 'custom', 'untracked', 'waiting', 'mma'].map(span));
+    expect(order).toEqual(['waiting', 'mma', 'untracked', 'custom']);
+    expect(CATEGORY_STYLES.waiting.color).not.toEqual(CATEGORY_STYLES.mma.color);
+  });
+});
