@@ -44,15 +44,17 @@ def _mix() -> Any:
 
 
 def ours() -> list[tuple[str, str, Any]]:
-    """(name, bench name, artifact) of our pipelined and ping-pong kernels: default config, then each trial."""
+    """(name, bench name, artifact) of our pipelined, ping-pong and persistent kernels: default config, then each
+    trial."""
     import torch
-    from tlx_kernels.attention import ws_pingpong, ws_pipelined
+    from tlx_kernels.attention import ws_persistent, ws_pingpong, ws_pipelined
 
     import workbench
 
     q = torch.empty(*SHAPE, dtype=torch.bfloat16)
     out = []
-    for name, mod in (("ws_pipelined", ws_pipelined), ("ws_pingpong", ws_pingpong)):
+    for name, mod in (("ws_pipelined", ws_pipelined), ("ws_pingpong", ws_pingpong),
+                      ("ws_persistent", ws_persistent)):
         for i, cfg in enumerate([mod.DEFAULT, *mod.TRIALS]):
             launch = mod.prepare(q, q, q, False, cfg)
             extra = {k: v for k, v in cfg.items() if k not in mod.DEFAULT or mod.DEFAULT[k] != v}

@@ -83,6 +83,34 @@ class Facts:
         return self.counts["LDL"] + self.counts["STL"]
 
 
+    @property
+    def spills_in_mma_loops(self) -> int:
+        """Local-memory loads and stores inside the innermost loops that hold an HGMMA (a consumer's KV loop,
+        both its arms): the spills paid every iteration. A spill outside them (a value reloaded once per tile
+        of a persistent kernel) costs next to nothing."""
+        return local_memory_in_mma_loops(self.sass)
+
+
+_LABEL = re.compile(r"^(\.L_x_\d+):", re.M)
+_BRANCH = re.compile(r"\bBRA\b[^`]*`\((\.L_x_\d+)\)")
+
+
+def local_memory_in_mma_loops(sass: str) -> int:
+    """LDL/STL lines of ``sass`` (nvdisasm) inside an innermost loop that holds an HGMMA. A loop runs from a label
+    to a backward branch to it, with no ``EXIT`` between: ptxas puts the retry of an mbarrier try-wait after the
+    task's ``EXIT`` and branches back from there, which is not a loop. A loop holding another such loop (a
+    persistent tile loop) is not innermost."""
+    lines = sass.splitlines()
+    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := _LABEL.match(ln))}
+    loops = [(labels[m.group(1)], i) for i, ln in enumerate(lines)
+             if (m := _BRANCH.search(ln)) and labels.get(m.group(1), i + 1) < i]
+    loops = [(a, b) for a, b in loops if not any(re.search(r"\bEXIT\b", ln) for ln in lines[a:b])]
+    mma = [(a, b) for a, b in loops if any("HGMMA" in ln for ln in lines[a:b + 1])]
+    inner = [(a, b) for a, b in mma if not any((a, b) != (c, d) and a <= c and d <= b for c, d in mma)]
+    local = re.compile(r"\b(LDL|STL)\b")
+    return sum(1 for i, ln in enumerate(lines) if local.search(ln) and any(a <= i <= b for a, b in inner))
+
+
 _SASS_OPS = ("HGMMA", "UTMALDG", "UTMASTG", "MUFU.EX2", "SYNCS", "BAR.SYNC", "BAR.ARV", "LDL", "STL")
 
 
@@ -103,4 +131,5 @@ def compile_facts(launch, target: GPUTarget = SM90) -> Facts:
     return facts(compile_launch(launch, target))
 
 
-__all__ = ["SM90", "Facts", "compile_facts", "compile_launch", "facts", "ptxas_warnings"]
+__all__ = ["SM90", "Facts", "compile_facts", "compile_launch", "facts", "local_memory_in_mma_loops",
+           "ptxas_warnings"]

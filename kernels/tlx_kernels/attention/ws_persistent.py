@@ -14,9 +14,10 @@ the start of the next. Each consumer releases its Q buffer (``q_empty``) right a
 a tile, so the next Q lands while it finishes its last PV product and stores its output. The K/V ring
 position keeps counting across tiles.
 
-``LATE_P`` (see :mod:`.ws_pipelined`) is passed through to :func:`.ws_pingpong.consume_tile`, but no config
-uses it: with the persistent loop's extra live values the consumers spill 22-27 bytes at D128 (sm_90 compile,
-2026-12-03).
+``LATE_P`` (see :mod:`.ws_pipelined`) is passed through to :func:`.ws_pingpong.consume_tile`. With it the
+consumers keep a few of the tile loop's values in local memory (8-32 bytes of stack at D128, sm_90 compile,
+2026-12-03): stored when the tile starts and reloaded once per tile, never inside the KV loop
+(``compile_only.local_memory_in_mma_loops``). Its configs are :data:`TRIALS` until a GPU has timed them.
 """
 
 from __future__ import annotations
@@ -133,6 +134,9 @@ CONFIGS: list[dict[str, Any]] = [
     dict(_BASE, PV_IN_TURN=True, WARP_RELEASE=True, GROUP_HEADS=8, SNAKE=True),
 ]
 DEFAULT = CONFIGS[0]
+# Compiled for sm_90 (no local memory in the KV loop) but not yet checked and timed on a GPU, so not in CONFIGS
+# (what launch() and attention() use); `bench/attention.py --sweep --space trials` checks and times them.
+TRIALS: list[dict[str, Any]] = [dict(DEFAULT, LATE_P=True), dict(CONFIGS[1], LATE_P=True)]
 _tuner = C.Tuner()
 
 

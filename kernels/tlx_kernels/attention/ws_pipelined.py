@@ -26,8 +26,8 @@ flight; ``bench/sass_loop_mix.py`` counts them):
 - ``LATE_P`` carries ``P`` in fp32 across the loop edge and converts it right before the PV issue, as Meta's
   Hopper tutorials do: the 32 ``F2FP`` run under the ``S_j`` wgmma, and the 32 ``PRMT`` that moved the packed
   halves into the HGMMA's A registers are gone (steady iteration 454 instead of 487 instructions per warp, 26
-  instead of 56 exposed; sm_90 compile, D128). It costs 32 more live registers per thread: no spills here, but
-  the persistent kernel spills with it (22-27 bytes at D128).
+  instead of 56 exposed; sm_90 compile, D128). It costs 32 more live registers per thread: no spills here; the
+  persistent kernel keeps a few per-tile values in local memory with it, outside its KV loop.
 - ``LATE_RESCALE`` rescales ``O`` right after the PV wait (Meta's place) instead of at the top of the next
   iteration, where ptxas schedules the 64 ``FMUL`` under the ``S_j`` wgmma; it exposes them, and is there to be
   measured against.
