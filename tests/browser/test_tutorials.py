@@ -175,3 +175,32 @@ def test_tutorial_as_run_on_the_h200_reopens(page, lab, artifacts, path):
             shown += 1
     assert shown, f"{rec.name} shows no Report"
     assert not page.console_errors, page.console_errors
+
+
+def test_tutorial01_knob_widget_reruns_a_step(page, lab, artifacts):
+    """A reader turns a knob of tutorial 01's step 3 in the browser (the ipywidgets dropdown): the step is
+    compiled again (no GPU here) and its row joins the table under the controls, with the compiler's facts."""
+    path = next(p for p in TUTORIALS if p.name.startswith("01-"))
+    root = lab[2]
+    (root / "tutorials").mkdir(exist_ok=True)
+    shutil.copy(path, root / "tutorials" / path.name)
+    open_notebook(page, lab, f"tutorials/{path.name}")
+    run_all(page)
+    wait_all_ran(page, timeout=600_000)
+    cells = [c for c in page.evaluate(CELLS_JS) if c["type"] == "code"]
+    i = next(n for n, c in enumerate(cells) if "knobs3 = W.knobs(" in c["source"])
+    cell = page.locator(".jp-NotebookPanel:visible .jp-CodeCell").nth(i)
+    cell.scroll_into_view_if_needed()
+    widget = cell.locator(".widget-vbox").first
+    expect(widget).to_contain_text("NUM_STAGES=3", timeout=60_000)  # the cell's own try
+    rows = widget.locator("table tr")
+    before = rows.count()
+    stages = widget.locator(".widget-dropdown", has=page.locator(".widget-label", has_text="NUM_STAGES"))
+    stages.locator("select").select_option(label="5")
+    expect(widget).to_contain_text("last try: NUM_STAGES=5", timeout=180_000)
+    expect(rows).to_have_count(before + 1)
+    new_row = rows.nth(before).inner_text()
+    assert new_row.startswith("NUM_STAGES=5") and "compiled only" in new_row, new_row
+    assert "error" not in new_row, new_row
+    widget.screenshot(path=str(artifacts / "tutorial01-knobs.png"))
+    assert not page.console_errors, page.console_errors
