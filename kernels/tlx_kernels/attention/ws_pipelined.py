@@ -31,6 +31,9 @@ flight; ``bench/sass_loop_mix.py`` counts them):
 - ``LATE_RESCALE`` rescales ``O`` right after the PV wait (Meta's place) instead of at the top of the next
   iteration, where ptxas schedules the 64 ``FMUL`` under the ``S_j`` wgmma; it exposes them, and is there to be
   measured against.
+- ``S_ALONE`` waits for ``S_j`` before issuing ``O += P_{j-1} V_{j-1}``, so a warpgroup never has both groups
+  queued on the tensor cores; the rescale and (with ``LATE_P``) the conversion still run under ``S_j``. Meta's
+  Hopper tutorials compile to this order (ptxas puts their ``S`` wait before the PV issue).
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sc
                                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr,
                                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
                                   NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr,
-                                  LATE_P: tl.constexpr = False, LATE_RESCALE: tl.constexpr = False):
+                                  LATE_P: tl.constexpr = False, LATE_RESCALE: tl.constexpr = False,
+                                  S_ALONE: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
     TILE_BYTES: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(dtype)
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
@@ -109,6 +113,8 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sc
                     acc = acc * alpha[:, None]
                 tlx.barrier_wait(k_full[slot], phase)
                 qk = tlx.async_dot(q_smem[g], tlx.local_trans(k_smem[slot]))  # S_j
+                if S_ALONE:
+                    qk = tlx.async_dot_wait(0, qk)
                 tlx.barrier_wait(v_full[prev], prev_phase)
                 acc = tlx.async_dot(p.to(dtype), v_smem[prev], acc)  # O += P_{j-1} V_{j-1}
                 qk = tlx.async_dot_wait(1, qk)  # S_j done, PV still running
@@ -151,6 +157,7 @@ TRIALS: list[dict[str, Any]] = [
     dict(DEFAULT, LATE_P=True),
     dict(DEFAULT, LATE_P=True, LATE_RESCALE=True),
     dict(DEFAULT, LATE_P=True, NUM_BUFFERS=3),
+    dict(DEFAULT, LATE_P=True, S_ALONE=True),
 ]
 _tuner = C.Tuner()
 
