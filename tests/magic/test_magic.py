@@ -243,6 +243,23 @@ def test_bench_and_timeline_without_gpu(ip, has_gpu):
     assert d["timeline"]["kind"] == "timeline" and d["timeline"]["status"] == "skipped"
 
 
+def test_timeline_takes_a_level(ip, has_gpu):
+    """--timeline LEVEL (fine, waits, task); without one, fine. A level that does not exist is a usage error."""
+    from workbench.magic import magic as M
+
+    parse = M.TlxMagics.tlx.parser.parse_args
+    assert parse(["--timeline"]).timeline == "fine"
+    assert parse(["--timeline", "waits"]).timeline == "waits"
+    assert parse([]).timeline is None
+    if not has_gpu:
+        res, outputs, _ = run(ip, "%%tlx --timeline task\n" + ADD)
+        assert res.success, res.error_in_exec
+        [d] = reports(outputs)
+        assert d["timeline"]["status"] == "skipped"
+    res, _, _ = run(ip, "%%tlx --timeline sometimes\n" + ADD)
+    assert not res.success and "sometimes" in str(res.error_in_exec)
+
+
 def test_direct_compile_is_captured(ip):
     res, outputs, _ = run(
         ip,

@@ -141,7 +141,17 @@ class TlxMagics(Magics):
     )
     @argument("--flops", default=None, metavar="EXPR", help="with --bench: FLOPs per launch (roofline)")
     @argument("--bytes", default=None, metavar="EXPR", help="with --bench: bytes moved per launch (roofline)")
-    @argument("--timeline", action="store_true", help="per-role timeline (workbench.measure.timeline; needs a GPU)")
+    @argument(
+        "--timeline",
+        nargs="?",
+        const="fine",
+        default=None,
+        choices=["fine", "waits", "task"],
+        metavar="LEVEL",
+        help="per-role timeline (workbench.measure.timeline; needs a GPU). LEVEL: fine (default: barrier waits, "
+        "TMA and MMA issue, MMA waits, epilogue stores), waits (barrier waits only: less overhead), task (whole "
+        "roles)",
+    )
     @argument(
         "--timeout",
         type=float,
@@ -259,7 +269,7 @@ class TlxMagics(Magics):
         if primary and args.bench:
             r.measurements.extend(sections.bench(e, args, self.shell.user_ns, device))
         if primary and args.timeline:
-            r.timeline = sections.timeline(e, device)
+            r.timeline = sections.timeline(e, device, args.timeline)
         for note in (sections.not_ran(e, r.kernel["kind"], args.compile_only), sections.isolation_note(e)):
             if note:
                 r.diagnostics.append(note)

@@ -107,8 +107,9 @@ def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> list[d
     return items
 
 
-def timeline(entry: Captured, device: Any) -> dict[str, Any]:
-    """``--timeline``: the per-role timeline of one instrumented launch (``workbench.measure.timeline``)."""
+def timeline(entry: Captured, device: Any, level: str = "fine") -> dict[str, Any]:
+    """``--timeline [LEVEL]``: the per-role timeline of one launch instrumented at ``level``
+    (``workbench.measure.timeline``)."""
     base = _base("timeline", "workbench.measure.timeline", device)
     if entry.relaunch is None:
         why = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
@@ -116,7 +117,7 @@ def timeline(entry: Captured, device: Any) -> dict[str, Any]:
     try:
         tl_mod = importlib.import_module("workbench.measure.timeline")
         section = tl_mod.timeline_section(entry.relaunch, kernel=entry.kernel, grid=entry.grid, args=entry.bound,
-                                          artifact=entry.artifact)
+                                          artifact=entry.artifact, level=level)
     except Exception as ex:
         return {**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
     return {**base, "status": "ok", "reason": None, **(section if isinstance(section, dict) else {"data": section})}

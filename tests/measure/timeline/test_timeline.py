@@ -215,6 +215,19 @@ def test_report_payload_is_json_small_and_fits_the_schema(synthetic):
     assert payload["clock"]["trace_mhz"] and payload["producer_consumer"] and payload["epilogue_overlap"]
 
 
+def test_overhead_over_ten_percent_is_a_warning_naming_a_lighter_level(synthetic):
+    tl = analyze(read_trace(synth.make_trace(n_ctas=4, tiles=2, num_k=8)))
+    tl.instrumentation = {"level": "fine", "roles": []}
+    tl.timing = {"overhead": 0.05}
+    assert not tl.overhead_warnings()
+    tl.timing = {"overhead": 0.317}  # Meta's FA persistent ping-pong at level fine on the H200
+    (w,) = tl.overhead_warnings()
+    assert "+31.7% at level fine" in w and "--timeline waits" in w
+    assert w in tl.to_dict()["warnings"]
+    tl.instrumentation["level"] = "task"
+    assert "--timeline" not in tl.overhead_warnings()[0]  # nothing lighter than whole roles
+
+
 def test_no_gpu_is_a_clear_error():
     import torch
 

@@ -20,6 +20,8 @@ from workbench.measure.timeline.stats import RoleStats, role_stats
 from workbench.measure.timeline.trace import Trace, pick_ctas, write_proton_trace
 
 SCHEMA = "tlx-workbench.measure.timeline/2"
+OVERHEAD_LIMIT = 0.10  # instrumented vs plain median: above this the timeline says its shares are indicative
+_LIGHTER = {"fine": "waits", "waits": "task"}
 
 
 def _r(x: Any, nd: int = 4) -> Any:
@@ -87,10 +89,22 @@ class Timeline:
             "overhead": self.timing.get("overhead"),
             "lanes": chart.aggregated_lanes(t, max_ctas=lane_ctas, bins=bins),
             "trace_file": self.trace_file,
-            "warnings": list(t.warnings) + ([self.dropped["advice"]] if self.dropped.get("advice") else []),
+            "warnings": list(t.warnings) + ([self.dropped["advice"]] if self.dropped.get("advice") else [])
+            + self.overhead_warnings(),
             "errors": self.errors,
             "env": self.env,
         })
+
+    def overhead_warnings(self) -> list[str]:
+        """A warning when the instrumentation slowed the kernel by more than :data:`OVERHEAD_LIMIT`, naming the
+        lighter level that would record it (``--timeline waits`` records the barrier waits only)."""
+        ov, level = self.timing.get("overhead"), self.instrumentation.get("level")
+        if ov is None or ov <= OVERHEAD_LIMIT:
+            return []
+        lighter = _LIGHTER.get(level or "")
+        return [f"instrumentation overhead {ov:+.1%} at level {level or '?'} (more than {OVERHEAD_LIMIT:.0%}): the "
+                "instrumented kernel is slower, so read its shares as indicative"
+                + (f"; --timeline {lighter} (level='{lighter}') records less and costs less" if lighter else "")]
 
     def summary(self) -> str:
         lines = [f"{self.trace.kernel}: {len(self.trace.cta_start_ns)} CTAs, clock {self.trace.mhz:.0f} MHz"]
