@@ -85,8 +85,10 @@ function issues(r: Report, onLine: (line: number) => void): HTMLElement | null {
       el('span', { class: 'tlx-diag-sev', text: sev }),
       line !== null ? el('span', { class: 'tlx-diag-line', text: `line ${line}` }) : null,
       el('span', { class: 'tlx-diag-msg', text: msg }),
-      hint ? el('span', { class: 'tlx-diag-hint', text: hint }) : null,
-      ...extra
+      // the hint and the related lines on their own line under the message, not squeezed beside it
+      hint || extra.length
+        ? el('div', { class: 'tlx-diag-more' }, hint ? el('span', { class: 'tlx-diag-hint', text: hint }) : null, ...extra)
+        : null
     );
     if (line !== null) {
       li.addEventListener('click', ev => {
