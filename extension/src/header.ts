@@ -38,10 +38,14 @@ function facts(r: Report): HTMLElement {
     node.lastElementChild!.classList.add('tlx-bad');
   }
   if (r.tasks.length) {
+    // without setmaxnreg (no task sets registers=) every warp keeps the launch's registers: no budgets to show
+    const budgets = r.tasks.some(t => t.registers !== null && t.registers !== undefined);
     const text = r.tasks
-      .map(t => `${t.partition === null ? 'default' : `p${t.partition}`} ${t.num_warps}w/${t.registers ?? '?'}r`)
+      .map(
+        t => `${t.partition === null ? 'default' : `p${t.partition}`} ${t.num_warps}w${budgets ? `/${t.registers ?? '?'}r` : ''}`
+      )
       .join(', ');
-    node.append(fact('tasks', text, 'tasks'));
+    node.append(fact('tasks', budgets ? text : `${text} (no register budgets)`, 'tasks'));
   }
   return node;
 }

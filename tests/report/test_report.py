@@ -405,3 +405,18 @@ def test_a_report_stays_within_its_budget():
     assert back.stage("ptx") == "\n".join(huge.splitlines()[: ptx["line_count"]])
     assert r.stage("ptx") == huge  # the session's Report is whole
     assert "full_line_count" not in json.dumps(r.to_dict())  # no budget asked: everything
+
+
+def test_header_line_names_register_budgets_only_where_tasks_have_them():
+    from types import SimpleNamespace
+
+    from workbench.report.text import _head
+
+    def head(regs):
+        tasks = [{"partition": None, "num_warps": 4, "registers": regs[0]},
+                 {"partition": 0, "num_warps": 4, "registers": regs[1]}]
+        return _head(SimpleNamespace(kernel={"name": "k", "kind": "tlx", "target": "sm_90"},
+                                     metadata={"num_warps": 8, "registers": 56, "tasks": tasks}))
+
+    assert "tasks 4w/40r, 4w/232r" in head((40, 232))
+    assert "tasks 4w, 4w (no register budgets)" in head((None, None))  # no setmaxnreg: the launch's 56 each

@@ -31,7 +31,9 @@ def _head(report: Any) -> str:
     if md.get("spills") is not None:
         bits.append(f"{md['spills']} B spilled")
     tasks = md.get("tasks") or []
-    if tasks:
+    if tasks and all(t.get("registers") is None for t in tasks):  # no setmaxnreg: every warp keeps the launch's
+        bits.append("tasks " + ", ".join(f"{t.get('num_warps')}w" for t in tasks) + " (no register budgets)")
+    elif tasks:
         bits.append("tasks " + ", ".join(f"{t.get('num_warps')}w/{t.get('registers') or '?'}r" for t in tasks))
     bits.append("cache hit" if k.get("cache_hit") else "compiled")
     return " · ".join(bits)
