@@ -89,3 +89,17 @@ def test_recorded_gpu_run_did_what_each_cell_asked(tutorial):
         if "--timeline" in opts:
             assert (report.get("timeline") or {}).get("status") == "ok", (path.name, name)
             assert report["timeline"]["roles"], (path.name, name)
+
+
+@pytest.mark.parametrize("tutorial", TUTORIALS, ids=lambda p: p.stem)
+def test_recording_ran_the_tutorials_code_as_it_is_now(tutorial):
+    """The recording's code cells are the tutorial's (the prose may have changed since; the library code the
+    cells call is not compared)."""
+    path = newest_recording(tutorial)
+    if path is None:
+        pytest.skip(f"no H200 recording of {tutorial.name}")
+    code = lambda nb: ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]  # noqa: E731
+    recorded, now = code(json.loads(gzip.decompress(path.read_bytes()))), code(json.loads(tutorial.read_text()))
+    changed = [i for i, (a, b) in enumerate(zip(recorded, now, strict=False)) if a != b]
+    assert len(recorded) == len(now) and not changed, (
+        f"{tutorial.name}: code cells {changed or 'count'} changed since {path.name}; execute it on a GPU again")
