@@ -82,7 +82,6 @@ class Facts:
         """Local-memory loads and stores in the SASS (register spills)."""
         return self.counts["LDL"] + self.counts["STL"]
 
-
     @property
     def spills_in_mma_loops(self) -> int:
         """Local-memory loads and stores inside the innermost loops that hold an HGMMA (a consumer's KV loop,
