@@ -2,8 +2,8 @@
 # Run the GPU checks and benchmarks in one call on an H100/H200 machine (the lent H200: Python 3.12, torch 2.11,
 # Triton 3.6 preinstalled, no network).
 #   bench/gpu_session.sh [part ...]
-# Parts: env tests gemm-sweep attention-sweep broadcast-sweep gemm attention broadcast launch timeline isolation
-#        isolation-cost
+# Parts: env tests gemm-sweep attention-sweep attention-trials broadcast-sweep gemm attention broadcast launch
+#        timeline isolation isolation-cost
 #        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
 # Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
 # the machine lacks as wheels from .whl/ (installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
@@ -44,6 +44,8 @@ for p in "${parts[@]}"; do
     gemm-sweep) run_part gemm-sweep $((${GEMM_SWEEP_S:-240} + 60)) python3 bench/gemm.py --sweep --budget-s ${GEMM_SWEEP_S:-240} ;;
     attention-sweep) run_part attention-sweep $((${ATTN_SWEEP_S:-240} + 60)) python3 bench/attention.py --sweep --budget-s ${ATTN_SWEEP_S:-240} ${ATTN_SWEEP_ARGS:-} ;;
     broadcast-sweep) run_part broadcast-sweep $((${BCAST_SWEEP_S:-150} + 45)) python3 bench/broadcast.py --sweep --budget-s ${BCAST_SWEEP_S:-150} ;;
+    attention-trials) run_part attention-trials 330 python3 bench/attention.py --sweep --space trials --budget-s 240 \
+      --variants ws_pipelined,ws_pingpong,ws_persistent --shapes 4x32x4096x128,4x32x4096x128c ;;
     gemm) run_part gemm 300 python3 bench/gemm.py ${GEMM_ARGS:-} ;;
     attention) run_part attention 300 python3 bench/attention.py ${ATTN_ARGS:-} ;;
     broadcast) run_part broadcast 240 python3 bench/broadcast.py ${BCAST_ARGS:-} ;;
