@@ -420,3 +420,21 @@ def test_header_line_names_register_budgets_only_where_tasks_have_them():
 
     assert "tasks 4w/40r, 4w/232r" in head((40, 232))
     assert "tasks 4w, 4w (no register budgets)" in head((None, None))  # no setmaxnreg: the launch's 56 each
+
+
+def test_a_truncated_stage_diff_says_where_all_of_it_is_and_that_works_on_reports():
+    """The Changes tab cuts a large stage diff; its last line names workbench.analyse.diff, which takes the two
+    Reports themselves (every stage is stored whole) and gives the whole diff."""
+    from workbench.analyse import diff as stage_diff
+    from workbench.errors import WorkbenchError
+
+    big = "\n".join(f"  %{i} = op : i32" for i in range(2000))
+    a = make_report(key="a", ptx=big)
+    b = make_report(key="b", ptx=big.replace(" op ", " other "))
+    [ptx] = [s for s in diff_reports(a, b)["stages"] if s["name"] == "ptx"]
+    assert ptx["truncated"] and ptx["diff"].splitlines()[-1].endswith(
+        "all of them: workbench.analyse.diff(previous, this, 'ptx') with the two Reports or Artifacts)")
+    whole = stage_diff(a, b, "ptx")
+    assert whole.added == whole.removed == 2000 and whole.a_name == "add_kernel@a"
+    with pytest.raises(WorkbenchError, match="no stage 'tlx'"):
+        stage_diff(a, b, "tlx")

@@ -60,7 +60,8 @@ class StageDiff:
 
 
 def diff(a, b, stage: str = "ttgir", *, ignore_locations: bool = True, context: int = 3) -> StageDiff:
-    """Line diff of ``stage`` between two artifacts (or two stage texts).
+    """Line diff of ``stage`` between two artifacts, two Reports (``%%tlx -o NAME``; a saved Report holds every
+    stage whole) or two stage texts.
 
     Location attributes (MLIR ``loc(...)``, PTX ``.loc``, SASS line comments) are dropped by
     default, so moving code down a line does not show as a change of every op.
@@ -70,11 +71,15 @@ def diff(a, b, stage: str = "ttgir", *, ignore_locations: bool = True, context: 
     def text_of(x, label):
         if isinstance(x, str):
             return x, label
-        if stage not in x.stages:
-            raise WorkbenchError(
-                f"artifact {x.name!r} has no stage {stage!r}", hint=f"stages: {', '.join(x.stages)}"
-            )
-        return x.stages[stage], f"{x.name}@{x.key[:8]}"
+        if callable(getattr(x, "stage", None)) and hasattr(x, "stage_names"):  # a Report (duck-typed: no import up)
+            names, text = list(x.stage_names), (x.stage(stage) if stage in x.stage_names else None)
+            key = str((getattr(x, "kernel", None) or {}).get("key") or "")
+        else:
+            names, text, key = list(x.stages), x.stages.get(stage), str(x.key)
+        if text is None:
+            raise WorkbenchError(f"{type(x).__name__} {x.name!r} has no stage {stage!r}",
+                                 hint=f"stages: {', '.join(names)}")
+        return text, f"{x.name}@{key[:8]}" if key else x.name
 
     ta, na = text_of(a, "a")
     tb, nb = text_of(b, "b")

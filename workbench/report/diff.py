@@ -44,7 +44,9 @@ def _udiff(a: str, b: str, name: str, limit: int = MAX_DIFF_LINES) -> tuple[str,
         kept.append(ln)
     truncated = len(kept) < len(lines)
     if truncated:
-        kept.append(f"... ({len(lines) - len(kept)} more diff lines)")
+        rest = "" if name == "source" else (f"; all of them: workbench.analyse.diff(previous, this, {name!r}) with "
+                                             "the two Reports or Artifacts")
+        kept.append(f"... ({len(lines) - len(kept)} more diff lines{rest})")
     return "\n".join(kept), added, removed, truncated
 
 
