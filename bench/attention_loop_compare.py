@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -26,6 +25,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import sass_loop_mix  # noqa: E402  (bench/: its hot-loop analysis)
+
 SHAPE = (4, 32, 4096, 128)
 META = ("hopper_fa_ws", "hopper_fa_ws_pipelined", "hopper_fa_ws_pipelined_pingpong",
         "hopper_fa_ws_pipelined_pingpong_persistent")
@@ -33,14 +36,6 @@ META = ("hopper_fa_ws", "hopper_fa_ws_pipelined", "hopper_fa_ws_pipelined_pingpo
 META_BENCH_NAME = {"hopper_fa_ws": "meta_ws", "hopper_fa_ws_pipelined": "meta_ws_pipelined",
                    "hopper_fa_ws_pipelined_pingpong": "meta_pingpong",
                    "hopper_fa_ws_pipelined_pingpong_persistent": "meta_pingpong_persistent"}
-
-
-def _mix() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_sass_loop_mix", ROOT / "bench" / "sass_loop_mix.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def ours() -> list[tuple[str, str, Any]]:
@@ -81,10 +76,10 @@ def measured(kernel: str) -> dict[str, Any] | None:
     return None
 
 
-def summary(mix: Any, label: str, bench_name: str, art: Any) -> dict[str, Any]:
+def summary(label: str, bench_name: str, art: Any) -> dict[str, Any]:
     from tlx_kernels.attention import device as dev
 
-    res = mix.analyse(art.stages["sass"], art.metadata.tasks, 1, [mix._lines_of(dev.mask_scores)])
+    res = sass_loop_mix.analyse(art.stages["sass"], art.metadata.tasks, 1, [sass_loop_mix._lines_of(dev.mask_scores)])
     groups = {g["kind"]: g for g in res["overlap"]}
     count = {c: res["counts_per_warp"].get(c, 0) for c in ("F2FP", "FMUL", "other")}
     return dict(kernel=label, steady_instructions=res["steady_path_instructions"],
@@ -102,8 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = ap.parse_args(argv)
     import triton
 
-    mix = _mix()
-    rows = [summary(mix, *k) for k in ours() + metas()]
+    rows = [summary(*k) for k in ours() + metas()]
     print(f"{'kernel':<58} {'steady':>6} {'under S':>7} {'under PV':>8} {'exposed':>7} {'F2FP':>5} {'other':>5} "
           f"{'regs':>4}  measured")
     for r in rows:

@@ -16,12 +16,13 @@ from workbench.measure.timeline import chart
 from workbench.measure.timeline.clock import ClockReading, trace_clock
 from workbench.measure.timeline.drops import dropped_events
 from workbench.measure.timeline.overlap import epilogue_overlap, overlap, producer_consumer, start_skew
+from workbench.measure.timeline.scopes import LEVELS
 from workbench.measure.timeline.stats import RoleStats, role_stats
 from workbench.measure.timeline.trace import Trace, pick_ctas, write_proton_trace
 
 SCHEMA = "tlx-workbench.measure.timeline/2"
 OVERHEAD_LIMIT = 0.10  # instrumented vs plain median: above this the timeline says its shares are indicative
-_LIGHTER = {"fine": "waits", "waits": "task"}
+_LIGHTER = dict(zip(LEVELS[1:], LEVELS[:-1], strict=True))  # each level -> the next lighter one (LEVELS: light first)
 
 
 def _r(x: Any, nd: int = 4) -> Any:
