@@ -40,7 +40,9 @@ _STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx")
 
 
 def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, str] | None = None,
-                   config: Any = None, **options) -> Artifact:
+                   config: Any = None, binary: bool = False, **options) -> Artifact:
+    """``binary=True``: the Artifact holds the compiled kernel (``.compiled``) even when it comes from the disk
+    cache (then Triton's own cache gives the binary back)."""
     t0 = time.perf_counter()
     gpu_target = parse_target(target)
     fn, options, _ = unwrap(kernel, args, options, config)
@@ -58,7 +60,7 @@ def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, st
 
     key = _cache_key(fn, bound, gpu_target)
     hit = cache.get(key)
-    if hit is not None:
+    if hit is not None and (hit.compiled is not None or not binary):
         # a shallow copy: the cached object keeps cache_hit=False for whoever holds it
         hit = dataclasses.replace(hit, cache_hit=True, extra=dict(hit.extra))
         hit.extra["compile_seconds"] = time.perf_counter() - t0
@@ -66,6 +68,10 @@ def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, st
 
     source = user_source(fn)
     compiled, ptxas_log = _triton_compile(fn, bound, gpu_target, source)
+    if hit is not None:  # from the disk cache, without its binary: Triton's cache had it
+        hit = dataclasses.replace(hit, cache_hit=True, extra=dict(hit.extra), compiled=compiled)
+        hit.extra["compile_seconds"] = time.perf_counter() - t0
+        return hit
     t_compiled = time.perf_counter()
     art = _build_artifact(compiled, ptxas_log, gpu_target, key, source)
     art.extra["timings"] = {"triton_compile": t_compiled - t0, "total": time.perf_counter() - t0}
