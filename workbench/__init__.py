@@ -26,9 +26,11 @@ __all__ = [
     "TargetError",
     "ToolError",
     "WorkbenchError",
+    "autotune",
     "check",
     "compile",
     "load_ipython_extension",
+    "search",
     "unload_ipython_extension",
 ]
 
@@ -37,6 +39,7 @@ __all__ = [
 from workbench.check import check  # noqa: E402
 from workbench.compile import compile  # noqa: E402
 from workbench.compile.artifact import Artifact  # noqa: E402
+from workbench.search import autotune, search  # noqa: E402
 
 _SUBPACKAGES = {"analyse": "workbench.analyse", "check": "workbench.check", "run": "workbench.run",
                 "measure": "workbench.measure", "report": "workbench.report", "magic": "workbench.magic",

@@ -12,6 +12,10 @@ misbehaving elsewhere.
   ``actualRegisters``, exists only inside the LLIR lowering otherwise).
 - ``active_driver``: a stand-in for ``triton.runtime.driver.active`` for the length of a block, then
   exactly what was there before (``DriverConfig._active``: ``reset_active()`` raises with no GPU).
+- ``jit_options``: what ``triton.jit`` was given for a ``JITFunction`` (``_repr`` among them), so that
+  another process can build the same kernel again (``workbench.compile.portable``).
+- ``autotuner_key``: the key under which ``Autotuner.run`` caches its choice for a launch's arguments, so a
+  winner found elsewhere can be fixed on the autotuner (``workbench.search.autotune``).
 """
 
 from __future__ import annotations
@@ -96,3 +100,24 @@ def active_driver(stand_in: Any) -> Iterator[Any]:
         yield stand_in
     finally:
         driver._active = previous
+
+
+_JIT_OPTIONS = ("version", "do_not_specialize", "do_not_specialize_on_alignment", "debug", "noinline",
+                "launch_metadata")
+
+
+def jit_options(fn: Any) -> dict[str, Any]:
+    """The keyword arguments ``JITFunction(fn.fn, **options)`` needs to build ``fn`` again."""
+    out = {k: getattr(fn, k) for k in _JIT_OPTIONS}
+    out["repr"] = fn._repr
+    return out
+
+
+def autotuner_key(tuner: Any, args: tuple, kwargs: dict[str, Any]) -> tuple:
+    """``Autotuner.run``'s cache key: the values of its ``key`` arguments, then the dtype of every argument
+    that has one, in argument order."""
+    all_args = {**dict(zip(tuner.arg_names, args)), **kwargs}
+    named = {k: v for k, v in all_args.items() if k in tuner.arg_names}
+    key = [named[k] for k in tuner.keys if k in named]
+    key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
+    return tuple(key)

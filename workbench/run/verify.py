@@ -148,6 +148,13 @@ def tolerance(dtype: str, atol: float | None, rtol: float | None) -> tuple[float
     return rtol, atol, f"|actual - expected| <= {atol:.3g} + {rtol:.3g}*|expected|, {src}"
 
 
+def compare(label: str, actual: Any, expected: Any, atol: float | None = None, rtol: float | None = None
+            ) -> dict[str, Any]:
+    """``actual`` against ``expected`` with the tolerances of ``actual``'s dtype (or those given), as a check
+    named ``label``: status "passed"/"failed", the errors and the first mismatch."""
+    return _compare(CheckSpec(label, label, "expected"), actual, expected, atol, rtol)
+
+
 def _compare(spec: CheckSpec, actual: Any, expected: Any, atol: float | None, rtol: float | None) -> dict[str, Any]:
     import torch
 

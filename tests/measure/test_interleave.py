@@ -1,14 +1,8 @@
-"""bench/interleave.py: every item once per round, the order rotated each round; ratios per round, median."""
+"""workbench.measure.interleave: every item once per round, the order rotated each round; ratios per round, median."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-PATH = Path(__file__).resolve().parents[2] / "bench" / "interleave.py"
-_spec = importlib.util.spec_from_file_location("bench_interleave", PATH)
-interleave = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(interleave)
+from workbench.measure import interleave
 
 
 def test_rounds_rotate_the_order_and_time_every_item_once_per_round():

@@ -1,0 +1,156 @@
+"""Search: many candidates (configs, variants) of one kernel as one job, compiled in parallel, checked, run in
+isolated GPU workers and timed against a reference, on Ray (a local cluster by default, any cluster by address).
+
+``workbench.search(kernel, space, *args, grid=..., reference=...)`` -> ``SearchResult``;
+``workbench.autotune(tuned_kernel, *args, grid=...)`` finds an autotuner's best config this way and fixes it on
+the autotuner, so later launches use it. ``%%tlx --search SPACE`` is the notebook's form.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from workbench.search.engine import ClusterError, Progress, SearchError
+from workbench.search.result import SearchResult
+from workbench.search.space import Candidate, SearchSpaceError, parse_space
+
+__all__ = ["Candidate", "ClusterError", "Progress", "SearchError", "SearchResult", "SearchSpaceError", "autotune",
+           "parse_space", "search"]
+
+
+def _target(target: str | None) -> str:
+    if target:
+        return target
+    from workbench.run.device import detect
+
+    dev = detect()
+    return dev.arch if dev.available and dev.arch else "sm_90"
+
+
+def _count(value: Any, named: Mapping[str, Any]) -> float | None:
+    if value is None:
+        return None
+    return float(value(**named) if callable(value) else value)
+
+
+def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, reference: Callable[..., Any] | None = None,
+           flops: float | Callable[..., float] | None = None, bytes: float | Callable[..., float] | None = None,  # noqa: A002
+           target: str | None = None, compile_only: bool = False, cluster: str | None = None,
+           budget_s: float | None = None, outputs: list[str] | None = None, atol: float | None = None,
+           rtol: float | None = None, rounds: int = 3, timeout_s: float | None = None,
+           progress: bool | Callable[[Progress], None] = True, skip_on_error: bool = True,
+           **constexprs: Any) -> SearchResult:
+    """Compile, check, run and time every config of ``space`` for one launch of ``kernel``.
+
+    - ``space``: a list of configs (dicts or ``triton.Config``), a dict of lists (their product), a string
+      ``"BM=[64,128] BN=[128,256]"``, or None for a ``triton.autotune``-wrapped kernel (its configs, pruned as
+      its autotuner would, with its pre_hooks).
+    - ``args``/``constexprs``: the launch's arguments, as for ``kernel[grid](*args, **constexprs)``; GPU or CPU
+      tensors (only their dtype, shape, strides and value statistics travel: workers draw fresh inputs).
+    - ``grid``: a tuple, or a callable of the launch's named values and the config (as Triton's grids).
+    - ``reference(*args)``: gets the positional arguments rebuilt on fresh data on each GPU and returns the
+      expected output(s); compared with ``outputs`` (argument names; default: for each value the last tensor
+      argument of its shape) with ``atol``/``rtol`` (default: by dtype); also the timing baseline (``ratio`` =
+      reference time / candidate time, same rounds).
+    - ``flops``/``bytes``: per launch (a number or a callable of the named arguments): TFLOP/s and TB/s columns.
+    - ``target``: compile target (default: the local GPU's arch, else sm_90); ``compile_only`` (also without a
+      GPU in the cluster): compile and check only. ``cluster``: a Ray address (default ``RAY_ADDRESS`` or a
+      local cluster). ``budget_s``: stop starting work after this many seconds (the rest is ``skipped``).
+    - ``rounds``: interleaved timing rounds per candidate; ``timeout_s``: a run's hang limit (default 5 s beyond
+      4x its last time); ``skip_on_error``: candidates with an error finding are not run.
+    """
+    import time
+
+    from workbench.search.engine import connect, run_pipeline
+    from workbench.search.problem import prepare
+    from workbench.search.progress import display_progress
+
+    t0 = time.perf_counter()
+    tgt = _target(target)
+    problem, cands = prepare(kernel, space, args, constexprs, grid=grid, target=tgt, reference=reference,
+                             outputs=outputs, atol=atol, rtol=rtol, rounds=rounds, timeout_s=timeout_s,
+                             skip_on_error=skip_on_error)
+    named = {n: v for n, v in zip(problem.arg_names, args)} | constexprs
+    problem.flops, problem.bytes = _count(flops, named), _count(bytes, named)
+    if not compile_only and grid is None:
+        raise SearchError("grid= is needed to run the candidates", hint="give grid=(n,) or grid=lambda META: (...), "
+                          "or compile_only=True to compile and check them only")
+    prep_s = time.perf_counter() - t0
+    cluster_info = connect(cluster)
+    gpus = 0 if compile_only else cluster_info["gpus"]
+    notes = [] if gpus or compile_only else ["no GPU in the cluster: compiled and checked only"]
+    show = display_progress(len(cands), problem.name) if progress is True else (progress or None)
+    result = run_pipeline(problem, cands, gpus=gpus, budget_s=budget_s, progress=show)
+    rows = result.rows
+    _rates(rows, problem)
+    info = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "cluster": cluster_info,
+            "gpus": result.gpu_info, "compile_only": not gpus,
+            "phases": {"prepare_s": round(prep_s, 3), "connect_s": round(time.perf_counter() - t0 - prep_s
+                                                                           - result.phases.get("total_s", 0), 3),
+                       **result.phases},
+            "utilisation": _utilisation(rows, result.phases, cluster_info, gpus),
+            "notes": notes + result.notes, "rounds": rounds, "reference": reference is not None}
+    out = SearchResult(problem.name, tgt, cands, rows, info, result.artifacts)
+    if callable(getattr(show, "done", None)):
+        show.done(out)
+    return out
+
+
+def _rates(rows: dict[int, dict[str, Any]], problem: Any) -> None:
+    for r in rows.values():
+        ms = r.get("ms")
+        if ms:
+            r["tflops"] = problem.flops / ms / 1e9 if problem.flops else None
+            r["tbs"] = problem.bytes / ms / 1e9 if problem.bytes else None
+
+
+def _utilisation(rows: dict[int, dict[str, Any]], phases: dict[str, float], cluster: dict[str, Any],
+                 gpus: int) -> dict[str, Any]:
+    """Busy fractions: compile processes over the compile phase and cores; GPU workers over the pipeline."""
+    wall = phases.get("compile_wall_s") or 0.0
+    busy = sum(r.get("compile_s") or 0.0 for r in rows.values())
+    out: dict[str, Any] = {"compile_cpu_s": round(busy, 2),
+                           "cpu_busy": round(busy / (wall * cluster["cpus"]), 3) if wall and cluster["cpus"] else None}
+    if gpus:
+        judge = sum(r.get("judge_s") or 0.0 for r in rows.values())
+        span = phases.get("pipeline_s") or 0.0
+        out.update(gpu_worker_s=round(judge, 2), gpu_busy=round(judge / (span * gpus), 3) if span else None)
+    return out
+
+
+def autotune(kernel: Any, *args: Any, grid: Any = None, **kw: Any) -> SearchResult:
+    """The drop-in for Triton's autotuner: search a ``triton.autotune``-wrapped kernel's own configs (pruned and
+    hooked as it would) with this launch's arguments, then fix the winner on the autotuner for this launch's
+    key, as ``Autotuner.run`` does after benchmarking; later launches with that key use it without tuning."""
+    from workbench.compile.triton_reach import autotuner_key
+    from workbench.search.space import tuner_parts
+
+    parts = tuner_parts(kernel)
+    if parts is None:
+        raise SearchSpaceError(f"{getattr(kernel, '__name__', kernel)!r} is not a triton.autotune-wrapped kernel",
+                               hint="use workbench.search(kernel, space, ...) for a plain kernel")
+    search_kw = {k: v for k, v in kw.items() if k in _SEARCH_OPTIONS}
+    constexprs = {k: v for k, v in kw.items() if k not in _SEARCH_OPTIONS}
+    result = search(kernel, None, *args, grid=grid, **search_kw, **constexprs)
+    i = result.best_index
+    if i is None:
+        raise SearchError(f"no config of {result.kernel} ran and passed: {result.counts()}",
+                          hint="result.table lists each one's status and error")
+    tuner = parts["tuner"]
+    chosen = result.candidate(i).config
+    config = next(c for c in tuner.configs if _same(c, chosen))
+    tuner.cache[autotuner_key(tuner, args, constexprs)] = config
+    tuner.best_config = config
+    return result
+
+
+_SEARCH_OPTIONS = frozenset({"reference", "flops", "bytes", "target", "compile_only", "cluster", "budget_s",
+                             "outputs", "atol", "rtol", "rounds", "timeout_s", "progress", "skip_on_error"})
+
+
+def _same(cfg: Any, shown: dict[str, Any]) -> bool:
+    from workbench.search.space import config_dict
+
+    return config_dict(cfg)[0] == shown

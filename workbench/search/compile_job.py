@@ -1,0 +1,142 @@
+"""One candidate's compile and static checks, in whatever process runs it (a Ray task, or this one).
+
+No GPU is needed: the arguments are rebuilt as ``meta`` tensors. The outcome carries what the table shows
+(registers, spills, shared memory, findings, compile time), the Artifact (compressed JSON, for the candidate's
+Report) and the kernel's binary files, which a GPU worker on any node loads and launches without compiling.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import traceback
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.compile import portable
+from workbench.errors import WorkbenchError
+from workbench.search.problem import Problem
+from workbench.search.space import Candidate
+from workbench.search.specs import build
+
+__all__ = ["Binary", "CompileOutcome", "compile_candidate", "pack_artifact", "unpack_artifact"]
+
+_KERNELS: dict[str, Any] = {}  # problem id -> the kernel, loaded once per process
+
+
+@dataclass
+class Binary:
+    """A compiled kernel as Triton's cache holds it: enough to launch it anywhere (``workbench.run.worker``)."""
+
+    name: str
+    hash: str
+    signature: dict[str, str]
+    files: dict[str, bytes]
+
+
+@dataclass
+class CompileOutcome:
+    index: int
+    status: str  # "compiled", "skipped" (an error finding), "compile-error"
+    compile_s: float
+    node: str
+    row: dict[str, Any] = field(default_factory=dict)  # registers, spills, shared memory, findings
+    error: str | None = None
+    artifact: bytes | None = None
+    binary: Binary | None = None
+
+
+def pack_artifact(art: Any) -> bytes:
+    return zlib.compress(json.dumps(art.to_dict()).encode(), 6)
+
+
+def unpack_artifact(data: bytes) -> Any:
+    from workbench.compile.artifact import Artifact
+
+    return Artifact.from_dict(json.loads(zlib.decompress(data)))
+
+
+def node_name() -> str:
+    """This process's node: the Ray node id when under Ray (two nodes can share a host), else the host name."""
+    try:
+        import ray
+
+        if ray.is_initialized():
+            return f"{socket.gethostname()}:{ray.get_runtime_context().get_node_id()[:8]}"
+    except Exception:
+        pass
+    return socket.gethostname()
+
+
+def _kernel(problem: Problem) -> Any:
+    k = _KERNELS.get(problem.id)
+    if k is None:
+        k = _KERNELS[problem.id] = portable.loads(problem.kernel)
+    return k
+
+
+def _binary(compiled: Any) -> Binary | None:
+    group = getattr(compiled, "metadata_group", None) or {}
+    files = {}
+    for name, path in group.items():
+        with open(path, "rb") as f:
+            files[name] = f.read()
+    if not files:
+        return None
+    return Binary(str(compiled.name), str(compiled.hash), dict(compiled.src.signature), files)
+
+
+def _resources(art: Any) -> dict[str, Any]:
+    md = art.metadata
+    return {"registers": md.registers, "spills": md.spills, "shared_kib": round(md.shared_bytes / 1024, 1),
+            "local_bytes": md.local_bytes, "num_warps": md.num_warps,
+            "tasks": len(md.tasks) or None}
+
+
+def _findings(art: Any, kernel: Any, values: dict[str, Any], options: dict[str, Any], grid: Any) -> list[dict]:
+    from workbench.check import check_artifact
+
+    kw = {**values, **options}
+    return [f.to_dict() for f in check_artifact(art, kernel, grid=tuple(grid) if grid else None, **kw)]
+
+
+def compile_candidate(problem: Problem, cand: Candidate) -> CompileOutcome:
+    """Compile ``cand`` for ``problem.target`` and check it; never raises (a failure is the outcome's status)."""
+    t0 = time.perf_counter()
+    node = node_name()
+    if cand.error:
+        return CompileOutcome(cand.index, "compile-error", 0.0, node, error=cand.error)
+    try:
+        import workbench
+
+        kernel = _kernel(problem)
+        values, _ = build(problem.specs, problem.storages, "meta", blocks=cand.blocks)
+        art = workbench.compile(kernel, target=problem.target, binary=True, **values, **cand.options)
+    except Exception as e:
+        return CompileOutcome(cand.index, "compile-error", time.perf_counter() - t0, node, error=_error_text(e))
+    compile_s = time.perf_counter() - t0
+    row = _resources(art)
+    row["cache_hit"] = bool(art.cache_hit)
+    try:
+        findings = _findings(art, kernel, values, cand.options, cand.grid)
+    except Exception as e:
+        findings = [{"rule": "checks-failed", "severity": "info", "line": None,
+                     "message": f"the orchestration checks failed: {type(e).__name__}: {e}"}]
+    row["findings"] = [f for f in findings if f.get("severity") in ("error", "warning")]
+    errors = [f for f in findings if f.get("severity") == "error"]
+    status = "skipped" if errors and problem.skip_on_error else "compiled"
+    binary = _binary(art.compiled) if art.compiled is not None else None
+    art.compiled = None
+    return CompileOutcome(cand.index, status, compile_s, node, row,
+                          error="; ".join(f"line {f.get('line')}: [{f.get('rule')}] {f.get('message')}"
+                                          for f in errors[:3]) or None,
+                          artifact=pack_artifact(art), binary=binary)
+
+
+def _error_text(e: BaseException) -> str:
+    if isinstance(e, WorkbenchError):
+        return str(e)
+    tail = traceback.format_exception_only(type(e), e)
+    return "".join(tail).strip()[-2000:] or type(e).__name__

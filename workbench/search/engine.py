@@ -1,0 +1,384 @@
+"""The search's engine, on Ray: compile tasks on every core of every node, one GPU actor per GPU, results
+streaming back as they finish.
+
+``ray.init()`` starts a local cluster by default (one compile task per core: ``num_cpus=1`` each; one actor per
+local GPU: ``num_gpus=1``); ``cluster="ray://host:port"``, ``"host:port"`` or ``RAY_ADDRESS`` joins an existing
+one, checked for reachability first so that a wrong address is an error within seconds, not a hang. Each
+compile worker keeps its own kernels and Triton's cache on its node; a GPU actor writes the binaries it is sent
+into its own folder and launches them without compiling.
+
+The pipeline: every candidate's compile is submitted at once; as each finishes, a survivor of the static checks
+goes to the least busy GPU actor (two in flight per actor at most, so a budget stops quickly). A compile that
+crashes its process, a kernel that hangs or faults, an actor that dies: each costs that candidate only (an actor
+is restarted and set up again). When every candidate is judged, the leaders (within ``CONFIRM_WITHIN`` of the
+best) are timed again together, interleaved, on one GPU, and the best of that run wins.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from workbench.compile import portable
+from workbench.errors import WorkbenchError
+from workbench.search.compile_job import CompileOutcome, compile_candidate
+from workbench.search.problem import Problem
+from workbench.search.space import Candidate
+
+__all__ = ["ClusterError", "Progress", "SearchError", "connect", "run_pipeline"]
+
+IN_FLIGHT_PER_GPU = 2
+CONFIRM_WITHIN = 0.03  # leaders within 3% of the best are timed again together
+CONFIRM_MAX = 4
+CONFIRM_ROUNDS = 7
+REACH_TIMEOUT_S = 5.0
+JUDGE_GRACE_S = 120.0  # beyond the kernel's own timeout: an actor that answers nothing by then is killed
+
+
+class SearchError(WorkbenchError):
+    """The search cannot go on (the reference raised on the GPU worker, no worker could start...)."""
+
+
+class ClusterError(SearchError):
+    """The Ray cluster cannot be reached or started."""
+
+
+# ---------------------------------------------------------------------------------------------------- the cluster
+def _reachable(address: str) -> None:
+    url = urlparse(address if "://" in address else f"tcp://{address}")
+    if url.hostname is None or url.port is None:
+        return  # "auto" and other forms Ray resolves itself
+    try:
+        socket.create_connection((url.hostname, url.port), timeout=REACH_TIMEOUT_S).close()
+    except OSError as e:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {e}",
+                           hint="start it with `ray start --head` (and `ray start --address=HEAD:PORT` on other "
+                                "machines), or leave cluster= and RAY_ADDRESS unset for a local cluster") from None
+
+
+def _python_path() -> str:
+    """The caller's import path, so that workers import what it imports (kernels by module name)."""
+    keep = [p for p in sys.path if p and os.path.isdir(p) and "site-packages" not in p and "lib/python" not in p]
+    env = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join(dict.fromkeys([*keep, *[p for p in env.split(os.pathsep) if p]]))
+
+
+def connect(cluster: str | None = None, num_cpus: int | None = None) -> dict[str, Any]:
+    """Ray, started or joined; returns what the cluster holds (nodes, CPUs, GPUs)."""
+    import ray
+
+    address = cluster or os.environ.get("RAY_ADDRESS") or None
+    if not ray.is_initialized():
+        if address:
+            _reachable(address)
+        kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+                                  runtime_env={"env_vars": {"PYTHONPATH": _python_path()}})
+        if not address:
+            kw["num_cpus"] = num_cpus or os.cpu_count() or 1
+        try:
+            ray.init(address=address, **kw)
+        except Exception as e:
+            raise ClusterError(f"Ray could not start{' or join ' + address if address else ''}: "
+                               f"{type(e).__name__}: {e}") from None
+    res = ray.cluster_resources()
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    return {"address": address or "local", "nodes": len(nodes), "cpus": int(res.get("CPU", 0)),
+            "gpus": int(res.get("GPU", 0)), "node_names": [n.get("NodeManagerHostname") for n in nodes]}
+
+
+# ---------------------------------------------------------------------------------------------------- remote parts
+def _compile_remote(problem: Problem, cand: bytes) -> CompileOutcome:
+    return compile_candidate(problem, portable.loads(cand))
+
+
+class _GpuActor:
+    """A ``Judge`` in a Ray actor holding one GPU."""
+
+    def __init__(self) -> None:
+        from workbench.search.judge import Judge
+
+        self.judge = Judge()
+
+    def setup(self, problem: Problem) -> dict[str, Any]:
+        return self.judge.setup(problem)
+
+    def run(self, cand: bytes, binary: Any, timing: bool = True) -> dict[str, Any]:
+        return self.judge.judge(portable.loads(cand), binary, timing=timing)
+
+    def confirm(self, items: list[tuple[bytes, Any]], n: int) -> dict[int, dict[str, Any]]:
+        return self.judge.confirm([(portable.loads(c), b) for c, b in items], n)
+
+
+_REMOTES: dict[str, Any] = {}
+_ACTORS: list[Any] = []  # GPU actors kept warm between searches of this session (CUDA context, isolated worker)
+
+
+def _remotes() -> tuple[Any, Any]:
+    import ray
+
+    if not _REMOTES:
+        _REMOTES["compile"] = ray.remote(num_cpus=1, max_retries=0)(_compile_remote)
+        _REMOTES["gpu"] = ray.remote(num_gpus=1, num_cpus=0, max_restarts=-1, max_task_retries=0)(_GpuActor)
+    return _REMOTES["compile"], _REMOTES["gpu"]
+
+
+# ---------------------------------------------------------------------------------------------------- progress
+@dataclass
+class Progress:
+    """What a progress display is told after each event."""
+
+    total: int
+    counts: dict[str, int] = field(default_factory=dict)
+    compiled: int = 0
+    judged: int = 0
+    best: dict[str, Any] | None = None
+    phase: str = "compiling"
+    elapsed_s: float = 0.0
+    message: str = ""
+
+
+# ---------------------------------------------------------------------------------------------------- the pipeline
+@dataclass
+class _Gpu:
+    actor: Any
+    ready: Any  # the setup's ObjectRef
+    busy: int = 0
+    index: int = 0
+
+
+@dataclass
+class PipelineResult:
+    rows: dict[int, dict[str, Any]]
+    artifacts: dict[int, bytes]
+    binaries: dict[int, Any]
+    phases: dict[str, float]
+    gpu_info: list[dict[str, Any]]
+    notes: list[str]
+
+
+class _Pipeline:
+    def __init__(self, problem: Problem, cands: list[Candidate], *, gpus: int, budget_s: float | None,
+                 progress: Callable[[Progress], None] | None, compile_timeout_s: float) -> None:
+        import ray
+
+        self.ray = ray
+        self.problem, self.cands = problem, {c.index: c for c in cands}
+        self.packed = {c.index: portable.dumps(c) for c in cands}
+        self.budget_s, self.compile_timeout_s = budget_s, compile_timeout_s
+        self.on_progress = progress
+        self.t0 = time.perf_counter()
+        self.rows: dict[int, dict[str, Any]] = {c.index: {"index": c.index, "status": None} for c in cands}
+        self.artifacts: dict[int, bytes] = {}
+        self.binaries: dict[int, Any] = {}
+        self.state = Progress(total=len(cands))
+        self.notes: list[str] = []
+        self.phases: dict[str, float] = {}
+        self.gpu_info: list[dict[str, Any]] = []
+        compile_fn, gpu_cls = _remotes()
+        self.problem_ref = ray.put(problem)
+        self.gpus = [self._start_gpu(gpu_cls, i) for i in range(gpus)]
+        self.compiles = {compile_fn.remote(self.problem_ref, self.packed[i]): (i, time.perf_counter())
+                         for i in self.packed}
+        self.queue: list[int] = []
+        self.judging: dict[Any, tuple[int, _Gpu, float]] = {}
+        self.setups: dict[Any, _Gpu] = {g.ready: g for g in self.gpus}
+
+    def _start_gpu(self, cls: Any, i: int) -> _Gpu:
+        if len(_ACTORS) <= i:
+            _ACTORS.append(cls.remote())
+        actor = _ACTORS[i]
+        return _Gpu(actor, actor.setup.remote(self.problem_ref), index=i)
+
+    # ------------------------------------------------------------------ events
+    def _finish(self, i: int, **row: Any) -> None:
+        self.rows[i].update(row)
+        st = row.get("status")
+        if st:
+            self.state.counts[st] = self.state.counts.get(st, 0) + 1
+        if st == "ok" and row.get("ms") is not None:
+            best = self.state.best
+            if best is None or row["ms"] < best["ms"]:
+                self.state.best = {"index": i, "ms": row["ms"], "config": self.cands[i].config,
+                                   "ratio": row.get("ratio")}
+        self._tell()
+
+    def _tell(self, message: str = "") -> None:
+        self.state.elapsed_s = time.perf_counter() - self.t0
+        self.state.message = message
+        if self.on_progress is not None:
+            try:
+                self.on_progress(self.state)
+            except Exception:
+                self.on_progress = None  # a broken display must not stop the search
+
+    def _over_budget(self) -> bool:
+        return self.budget_s is not None and time.perf_counter() - self.t0 > self.budget_s
+
+    def _compiled(self, ref: Any) -> None:
+        i, _ = self.compiles.pop(ref)
+        self.state.compiled += 1
+        try:
+            out: CompileOutcome = self.ray.get(ref)
+        except Exception as e:
+            self._finish(i, status="compile-error", error=f"the compile process failed: {_ray_error(e)}")
+            return
+        self.rows[i].update(out.row, compile_s=round(out.compile_s, 3), node=out.node)
+        if out.artifact is not None:
+            self.artifacts[i] = out.artifact
+        if out.binary is not None:
+            self.binaries[i] = out.binary
+        if out.status == "compiled" and self.gpus and out.binary is not None:
+            self.queue.append(i)
+            self.rows[i]["status"] = "compiled"
+            self._tell()
+        elif out.status == "compiled":  # compile-only: nothing runs
+            self._finish(i, status="compiled" if not self.gpus else "fault",
+                         error=None if not self.gpus else "no binary came back from the compile")
+        else:
+            self._finish(i, status=out.status, error=out.error)
+
+    def _setup_done(self, ref: Any) -> None:
+        g = self.setups.pop(ref)
+        try:
+            info = self.ray.get(ref)
+        except Exception as e:
+            raise SearchError(f"the GPU worker could not set the problem up: {_ray_error(e)}",
+                              hint="the reference gets the call's positional arguments, rebuilt on fresh data on "
+                                   "the GPU, and returns the expected output(s)") from None
+        if len(self.gpu_info) <= g.index:
+            self.gpu_info.append(info)
+
+    def _judged(self, ref: Any) -> None:
+        i, g, _ = self.judging.pop(ref)
+        g.busy -= 1
+        self.state.judged += 1
+        try:
+            row = self.ray.get(ref)
+        except Exception as e:  # the actor died: a fault that took the process; Ray restarts it
+            self._finish(i, status="fault", error=f"the GPU worker process died: {_ray_error(e)}")
+            self._restart(g)
+            return
+        self._finish(i, **{k: v for k, v in row.items() if k != "index"})
+
+    def _restart(self, g: _Gpu) -> None:
+        g.ready = g.actor.setup.remote(self.problem_ref)
+        self.setups[g.ready] = g
+
+    def _dispatch(self) -> None:
+        while self.queue and not self._over_budget():
+            free = [g for g in self.gpus if g.busy < IN_FLIGHT_PER_GPU and g.ready not in self.setups]
+            if not free:
+                return
+            g = min(free, key=lambda x: x.busy)
+            i = self.queue.pop(0)
+            g.busy += 1
+            self.judging[g.actor.run.remote(self.packed[i], self.binaries[i])] = (i, g, time.perf_counter())
+            self.state.phase = "running"
+
+    def _kill_late(self) -> None:
+        now = time.perf_counter()
+        limit = (self.problem.timeout_s or 10.0) + JUDGE_GRACE_S
+        for ref, (i, g, t) in list(self.judging.items()):
+            if now - t > limit:
+                self.ray.kill(g.actor, no_restart=False)
+                self.judging.pop(ref)
+                g.busy -= 1
+                self._finish(i, status="hang", error=f"the GPU worker answered nothing for {limit:.0f} s; restarted")
+                self._restart(g)
+        for ref, (i, t) in list(self.compiles.items()):
+            if now - t > self.compile_timeout_s:
+                self.ray.cancel(ref, force=True)
+                self.compiles.pop(ref)
+                self._finish(i, status="compile-error", error=f"the compile took over {self.compile_timeout_s:.0f} s")
+
+    def _stop_for_budget(self) -> None:
+        for ref, (i, _) in list(self.compiles.items()):
+            self.ray.cancel(ref, force=True)
+            self._finish(i, status="skipped", error=f"not compiled: budget_s={self.budget_s} was reached")
+        self.compiles.clear()
+        for i in self.queue:
+            self._finish(i, status="skipped", error=f"not run: budget_s={self.budget_s} was reached")
+        self.queue.clear()
+        self.notes.append(f"budget_s={self.budget_s} reached after {time.perf_counter() - self.t0:.1f} s")
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> PipelineResult:
+        try:
+            return self._run()
+        except BaseException:  # an error or an interrupt: nothing keeps running for a search nobody waits for
+            for ref in list(self.compiles) + list(self.judging):
+                self.ray.cancel(ref, force=ref in self.compiles)
+            raise
+
+    def _run(self) -> PipelineResult:
+        t_compile_end = None
+        while self.compiles or self.queue or self.judging:
+            if self._over_budget() and (self.compiles or self.queue):
+                self._stop_for_budget()
+            self._dispatch()
+            waiting = list(self.compiles) + list(self.judging) + list(self.setups)
+            if not waiting:
+                break
+            ready, _ = self.ray.wait(waiting, num_returns=1, timeout=0.5)
+            for ref in ready:
+                if ref in self.setups:
+                    self._setup_done(ref)
+                elif ref in self.compiles:
+                    self._compiled(ref)
+                    if not self.compiles:
+                        t_compile_end = time.perf_counter()
+                elif ref in self.judging:
+                    self._judged(ref)
+            self._kill_late()
+            if not ready:
+                self._tell()
+        end = time.perf_counter()
+        self.phases["compile_wall_s"] = round((t_compile_end or end) - self.t0, 3)
+        self.phases["pipeline_s"] = round(end - self.t0, 3)
+        if self.gpus and not self._over_budget():
+            self._confirm()
+        self.phases["total_s"] = round(time.perf_counter() - self.t0, 3)
+        return PipelineResult(self.rows, self.artifacts, self.binaries, self.phases, self.gpu_info, self.notes)
+
+    def _confirm(self) -> None:
+        ok = [(i, r) for i, r in self.rows.items() if r.get("status") == "ok" and r.get("ms")]
+        if len(ok) < 2:
+            return
+        best = min(r["ms"] for _, r in ok)
+        leaders = sorted([x for x in ok if x[1]["ms"] <= best * (1 + CONFIRM_WITHIN)], key=lambda x: x[1]["ms"])
+        leaders = leaders[:CONFIRM_MAX]
+        if len(leaders) < 2:
+            return
+        self.state.phase = "confirming"
+        self._tell(f"timing the {len(leaders)} leaders again together")
+        t0 = time.perf_counter()
+        g = self.gpus[0]
+        try:
+            times = self.ray.get(g.actor.confirm.remote([(self.packed[i], self.binaries[i]) for i, _ in leaders],
+                                                         CONFIRM_ROUNDS))
+        except Exception as e:
+            self.notes.append(f"the leaders could not be timed again: {_ray_error(e)}")
+            return
+        for i, t in times.items():
+            self.rows[i].update(t, confirmed=True)
+        self.phases["confirm_s"] = round(time.perf_counter() - t0, 3)
+
+
+def _ray_error(e: BaseException) -> str:
+    cause = getattr(e, "cause", None)
+    text = f"{type(cause).__name__}: {cause}" if cause is not None else f"{type(e).__name__}: {e}"
+    return text.strip().splitlines()[-1][:500] if text.strip() else type(e).__name__
+
+
+def run_pipeline(problem: Problem, cands: list[Candidate], *, gpus: int, budget_s: float | None = None,
+                 progress: Callable[[Progress], None] | None = None,
+                 compile_timeout_s: float = 600.0) -> PipelineResult:
+    """Compile, check, judge and confirm every candidate on the connected Ray cluster."""
+    return _Pipeline(problem, cands, gpus=gpus, budget_s=budget_s, progress=progress,
+                     compile_timeout_s=compile_timeout_s).run()

@@ -1,0 +1,207 @@
+"""What a search found: one row per candidate in a pandas DataFrame, the best, a plot, each candidate's Report."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.search.compile_job import unpack_artifact
+from workbench.search.space import Candidate
+
+__all__ = ["COLUMNS", "STATUSES", "SearchResult"]
+
+STATUSES = ("ok", "compiled", "skipped", "compile-error", "check-failed", "hang", "fault")
+COLUMNS = ["status", "ms", "tflops", "tbs", "ratio", "ref_ms", "registers", "spills", "shared_kib", "local_bytes",
+           "compile_s", "findings", "max_abs_err", "confirmed", "node", "gpu_node", "error"]
+STATUS_COLOURS = {"ok": "#2ca02c", "compiled": "#1f77b4", "skipped": "#ff7f0e", "compile-error": "#7f7f7f",
+                  "check-failed": "#d62728", "hang": "#9467bd", "fault": "#8c564b"}
+
+
+def _finding_text(findings: list[dict[str, Any]] | None) -> str:
+    return "; ".join(f"line {f.get('line')}: [{f.get('rule')}] {f.get('message')}" for f in findings or [])
+
+
+@dataclass
+class SearchResult:
+    """``table``: one row per candidate (its config keys, then ``COLUMNS``); ``best``: the fastest row that passed
+    its check (None if none ran); ``report(i)``: candidate ``i``'s Report; ``figure()``; ``to_json()``."""
+
+    kernel: str
+    target: str
+    candidates: list[Candidate]
+    rows: dict[int, dict[str, Any]]
+    info: dict[str, Any] = field(default_factory=dict)  # cluster, devices, phases, utilisation, notes
+    artifacts: dict[int, bytes] = field(default_factory=dict, repr=False)
+    _table: Any = field(default=None, repr=False)
+
+    # ------------------------------------------------------------------ the table
+    @property
+    def config_keys(self) -> list[str]:
+        keys: list[str] = []
+        for c in self.candidates:
+            keys += [k for k in c.config if k not in keys]
+        return keys
+
+    @property
+    def table(self) -> Any:
+        import pandas as pd
+
+        if self._table is None:
+            keys = self.config_keys
+            recs = []
+            for c in self.candidates:
+                r = self.rows.get(c.index, {})
+                rec = {k: c.config.get(k) for k in keys}
+                for col in COLUMNS:
+                    rec[col] = r.get(col)
+                rec["findings"] = _finding_text(r.get("findings"))
+                rec["confirmed"] = bool(r.get("confirmed"))
+                recs.append(rec)
+            df = pd.DataFrame(recs, columns=keys + COLUMNS, index=[c.index for c in self.candidates])
+            df.index.name = "candidate"
+            df.attrs.update(kernel=self.kernel, target=self.target, config_keys=keys)
+            self._table = df
+        return self._table
+
+    def _ok(self) -> list[int]:
+        return [i for i, r in self.rows.items() if r.get("status") == "ok" and r.get("ms") is not None]
+
+    @property
+    def best_index(self) -> int | None:
+        ok = self._ok()
+        confirmed = [i for i in ok if self.rows[i].get("confirmed")]
+        pool = confirmed or ok
+        return min(pool, key=lambda i: self.rows[i]["ms"]) if pool else None
+
+    @property
+    def best(self) -> Any:
+        """The best row (a pandas Series), or None when no candidate ran and passed."""
+        i = self.best_index
+        return None if i is None else self.table.loc[i]
+
+    @property
+    def best_config(self) -> dict[str, Any] | None:
+        i = self.best_index
+        return None if i is None else dict(self.candidate(i).config)
+
+    def candidate(self, i: int) -> Candidate:
+        for c in self.candidates:
+            if c.index == i:
+                return c
+        raise IndexError(f"no candidate {i} (have 0..{len(self.candidates) - 1})")
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows.values():
+            out[r.get("status") or "pending"] = out.get(r.get("status") or "pending", 0) + 1
+        return out
+
+    # ------------------------------------------------------------------ views
+    def figure(self) -> Any:
+        """Time by config (ms; failed candidates on the axis), coloured by status (plotly)."""
+        import plotly.graph_objects as go
+
+        df = self.table
+        fig = go.Figure()
+        timed = df["ms"].notna()
+        floor = float(df.loc[timed, "ms"].min()) * 0.9 if timed.any() else 1.0
+        for status in STATUSES:
+            part = df[df["status"] == status]
+            if part.empty:
+                continue
+            y = [v if isinstance(v, float) and not math.isnan(v) else floor for v in part["ms"]]
+            text = [_hover(i, row, self.config_keys) for i, row in part.iterrows()]
+            fig.add_trace(go.Scatter(x=list(part.index), y=y, mode="markers", name=f"{status} ({len(part)})",
+                                     marker={"color": STATUS_COLOURS[status], "size": 9,
+                                             "symbol": "circle" if status == "ok" else "x"},
+                                     hovertext=text, hoverinfo="text"))
+        b = self.best_index
+        if b is not None:
+            fig.add_annotation(x=b, y=self.rows[b]["ms"], text=f"best: {self.rows[b]['ms']:.4g} ms", showarrow=True)
+        dev = ", ".join(sorted({g.get("device", "?") for g in self.info.get("gpus", [])})) or "no GPU (compile only)"
+        fig.update_layout(title=f"search over {len(df)} configs of {self.kernel} ({dev}, {self.info.get('date', '')})",
+                          xaxis_title="candidate", yaxis_title="ms (median)" if timed.any() else "",
+                          template="plotly_white", height=380, legend={"orientation": "h"})
+        return fig
+
+    def report(self, i: int) -> Any:
+        """Candidate ``i``'s Report (its stages, metadata, findings, what its run found)."""
+        from workbench.report.report import Report
+
+        cand = self.candidate(i)
+        data = self.artifacts.get(i)
+        if data is None:
+            r = self.rows.get(i, {})
+            raise LookupError(f"candidate {i} has no compiled kernel to report ({r.get('status')}: {r.get('error')})")
+        art = unpack_artifact(data)
+        row = self.rows.get(i, {})
+        ran = row.get("status") in ("ok", "check-failed", "hang", "fault")
+        run = {"mode": "gpu" if ran else "compile", "ran": ran, "grid": list(cand.grid) if cand.grid else None,
+               "reason": None if ran else f"search status {row.get('status')}", "device": row.get("gpu"),
+               "arguments": [], "checks": []}
+        rep = Report.from_artifact(art, runs=[run], options={"search": cand.config},
+                                   diagnostics=[{"severity": "info", "source": "search", "line": None, "hint": None,
+                                                 "message": _summary_line(i, cand, row, len(self.candidates))}])
+        rep.findings = list(row.get("findings") or [])
+        return rep
+
+    def summary(self) -> str:
+        c = self.counts()
+        parts = ", ".join(f"{v} {k}" for k, v in sorted(c.items(), key=lambda kv: STATUSES.index(kv[0])
+                                                         if kv[0] in STATUSES else 99))
+        head = f"search {self.kernel} ({self.target}): {len(self.candidates)} candidates: {parts}"
+        b = self.best_index
+        if b is not None:
+            r = self.rows[b]
+            rate = f", {r['tflops']:.0f} TFLOP/s" if r.get("tflops") else ""
+            vs = f", {r['ratio']:.3f}x the reference" if r.get("ratio") else ""
+            head += f"\nbest: #{b} {self.candidate(b).label()}: {r['ms']:.4g} ms{rate}{vs}"
+        ph = self.info.get("phases") or {}
+        if ph:
+            head += "\n" + ", ".join(f"{k} {v}" for k, v in ph.items())
+        return head
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = []
+        for c in self.candidates:
+            r = dict(self.rows.get(c.index, {}))
+            r.update(index=c.index, config=c.config, grid=list(c.grid) if c.grid else None)
+            rows.append(r)
+        return {"kernel": self.kernel, "target": self.target, "best": self.best_index, "info": self.info,
+                "rows": rows}
+
+    def to_json(self, **kw: Any) -> str:
+        return json.dumps(self.to_dict(), default=_jsonable, **kw)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        import html
+
+        head = html.escape(self.summary()).replace("\n", "<br>")
+        return {"text/plain": self.summary(),
+                "text/html": f"<div><p>{head}</p>{self.table.to_html(max_rows=60, na_rep='')}</div>"}
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return repr(v)
+
+
+def _hover(i: int, row: Any, keys: list[str]) -> str:
+    cfg = ", ".join(f"{k}={row[k]}" for k in keys)
+    ms = f"{row['ms']:.4g} ms" if isinstance(row["ms"], float) and not math.isnan(row["ms"]) else "not timed"
+    err = f"<br>{str(row['error'])[:160]}" if isinstance(row["error"], str) else ""
+    return f"#{i} {row['status']}: {ms}<br>{cfg}{err}"
+
+
+def _summary_line(i: int, cand: Candidate, row: dict[str, Any], n: int) -> str:
+    bits = [f"search candidate {i} of {n}: {cand.label()}", f"status {row.get('status')}"]
+    if row.get("ms") is not None:
+        bits.append(f"{row['ms']:.4g} ms")
+    if row.get("ratio") is not None:
+        bits.append(f"{row['ratio']:.3f}x the reference")
+    if row.get("error"):
+        bits.append(str(row["error"])[:300])
+    return "; ".join(bits)
