@@ -73,6 +73,8 @@ def node_name() -> str:
 def _kernel(problem: Problem) -> Any:
     k = _KERNELS.get(problem.id)
     if k is None:
+        if problem.utlx:
+            import triton.language.extra.tlx  # noqa: F401 (its import installs uTLX's stages hook)
         k = _KERNELS[problem.id] = portable.loads(problem.kernel)
     return k
 

@@ -74,6 +74,11 @@ def connect(cluster: str | None = None, num_cpus: int | None = None) -> dict[str
     import ray
 
     address = cluster or os.environ.get("RAY_ADDRESS") or None
+    if ray.is_initialized() and "address" in _CONNECTED and _CONNECTED["address"] != address:
+        if address:
+            _reachable(address)  # before leaving the cluster in use
+        _ACTORS.clear()
+        ray.shutdown()
     if not ray.is_initialized():
         if address:
             _reachable(address)
@@ -86,6 +91,7 @@ def connect(cluster: str | None = None, num_cpus: int | None = None) -> dict[str
         except Exception as e:
             raise ClusterError(f"Ray could not start{' or join ' + address if address else ''}: "
                                f"{type(e).__name__}: {e}") from None
+        _CONNECTED["address"] = address
     res = ray.cluster_resources()
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     return {"address": address or "local", "nodes": len(nodes), "cpus": int(res.get("CPU", 0)),
@@ -116,6 +122,7 @@ class _GpuActor:
 
 
 _REMOTES: dict[str, Any] = {}
+_CONNECTED: dict[str, str | None] = {}  # the address this process's Ray was started with (None: a local cluster)
 _ACTORS: list[Any] = []  # GPU actors kept warm between searches of this session (CUDA context, isolated worker)
 
 
@@ -123,7 +130,9 @@ def _remotes() -> tuple[Any, Any]:
     import ray
 
     if not _REMOTES:
-        _REMOTES["compile"] = ray.remote(num_cpus=1, max_retries=0)(_compile_remote)
+        # a task that loses its process is tried once more: a worker that dies can take the task queued behind it
+        # along (Ray leases workers); a candidate that kills its compiler kills it twice and is a compile-error
+        _REMOTES["compile"] = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=False)(_compile_remote)
         _REMOTES["gpu"] = ray.remote(num_gpus=1, num_cpus=0, max_restarts=-1, max_task_retries=0)(_GpuActor)
     return _REMOTES["compile"], _REMOTES["gpu"]
 
@@ -226,7 +235,7 @@ class _Pipeline:
         try:
             out: CompileOutcome = self.ray.get(ref)
         except Exception as e:
-            self._finish(i, status="compile-error", error=f"the compile process failed: {_ray_error(e)}")
+            self._finish(i, status="compile-error", error=f"the compile process died (twice): {_ray_error(e)}")
             return
         self.rows[i].update(out.row, compile_s=round(out.compile_s, 3), node=out.node)
         if out.artifact is not None:

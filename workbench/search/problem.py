@@ -10,6 +10,7 @@ call them again on their own tensors before each launch.
 from __future__ import annotations
 
 import hashlib
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +46,9 @@ class Problem:
     timeout_s: float | None = None
     skip_on_error: bool = True
     tuner_pre_hook: bytes | None = None  # an autotuner's own pre_hook (called after the config's)
+    # uTLX installs Triton's stages hook when TLX is imported (part of every compile's cache key): workers load it
+    # when the caller had, so that their compiles are the caller's
+    utlx: bool = field(default_factory=lambda: "triton.language.extra.tlx" in sys.modules)
     extras: dict[str, Any] = field(default_factory=dict)
 
 

@@ -1,0 +1,190 @@
+"""workbench.search on a CPU: the real pipeline (a local Ray cluster of 2 workers, real compiles for sm_90, the
+static checks), compile-only; and its bad inputs, each a clear error within seconds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+from search_kernels import ring_sum, scale
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+import workbench
+from workbench.search import ClusterError, SearchError, SearchSpaceError, parse_space
+from workbench.search.problem import prepare
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    import ray
+
+    from workbench.search.engine import connect
+
+    info = connect(num_cpus=2)
+    yield info
+    ray.shutdown()
+
+
+def _ring_args(K: int = 512, BM: int = 64, BK: int = 64):
+    x = torch.randn(BM, K, dtype=torch.float16)
+    out = torch.empty(BM, BK, dtype=torch.float16)
+    return TensorDescriptor(x, [BM, K], [K, 1], [BM, BK]), out, K
+
+
+def test_parse_space_reads_the_magic_form():
+    assert parse_space('BM=[64,128] BN=[128, 256]  EPI=True NAME="a b"') == {
+        "BM": [64, 128], "BN": [128, 256], "EPI": [True], "NAME": ["a b"]}
+    with pytest.raises(SearchSpaceError, match="not a Python literal"):
+        parse_space("BM=[64,")
+    with pytest.raises(SearchSpaceError, match="expected NAME"):
+        parse_space("[64]")
+
+
+def test_bad_spaces_are_clear_errors_before_anything_starts():
+    x, y = torch.empty(64), torch.empty(64)
+    with pytest.raises(SearchSpaceError, match="empty"):
+        workbench.search(scale, [], x, y, 64, grid=(1,))
+    with pytest.raises(SearchSpaceError, match="'BLOK', which the kernel does not take"):
+        workbench.search(scale, {"BLOK": [64]}, x, y, 64, grid=(1,))
+    with pytest.raises(SearchSpaceError, match="also passes"):
+        workbench.search(scale, {"BLOCK": [64]}, x, y, 64, grid=(1,), BLOCK=64)
+    with pytest.raises(SearchSpaceError, match="not autotuned"):
+        workbench.search(scale, None, x, y, 64, grid=(1,))
+    with pytest.raises(SearchError, match="grid= is needed"):
+        workbench.search(scale, {"BLOCK": [64]}, x, y, 64)
+    with pytest.raises(workbench.ArgumentError, match="has no parameter 'nn'"):
+        workbench.search(scale, {"BLOCK": [64]}, x, y, nn=64, grid=(1,))
+
+
+def test_an_unreachable_cluster_is_an_error_within_seconds():
+    t0 = time.perf_counter()
+    with pytest.raises(ClusterError, match="cannot reach the Ray cluster at 127.0.0.1:9"):
+        workbench.search(scale, {"BLOCK": [64]}, torch.empty(64), torch.empty(64), 64, compile_only=True,
+                         cluster="127.0.0.1:9", progress=False)
+    assert time.perf_counter() - t0 < 10
+
+
+def test_autotuner_configs_are_pruned_as_its_autotuner_would():
+    seen = {}
+
+    def prune(configs, named, **kw):
+        seen["named"] = sorted(named)
+        return [c for c in configs if c.kwargs["BLOCK"] >= 128]
+
+    tuned = triton.autotune([triton.Config({"BLOCK": b}, num_warps=w) for b in (64, 128, 256) for w in (4, 8)],
+                            key=["n"], prune_configs_by={"early_config_prune": prune})(scale)
+    _, cands = prepare(tuned, None, (torch.empty(64), torch.empty(64), 64), {}, grid=lambda m: (1,),
+                       target="sm_90", reference=None, outputs=None)
+    assert seen["named"] == ["n", "x_ptr", "y_ptr"]
+    assert [(c.config["BLOCK"], c.config["num_warps"]) for c in cands] == [(128, 4), (128, 8), (256, 4), (256, 8)]
+    assert all(c.grid == (1,) for c in cands)
+
+
+def test_pre_hooks_set_descriptor_blocks_and_constexprs_on_copies():
+    desc, out, K = _ring_args()
+
+    def hook(nargs):
+        nargs["x_desc"].block_shape = [nargs["BM"], nargs["BK"]]
+        nargs["STAGES"] = 2
+
+    cfgs = [triton.Config({"BM": 64, "BK": 32}, pre_hook=hook)]
+    _, cands = prepare(ring_sum, cfgs, (desc, out, K), {}, grid=(1,), target="sm_90", reference=None, outputs=None)
+    assert cands[0].blocks == {"x_desc": (64, 32)} and cands[0].options["STAGES"] == 2
+    assert desc.block_shape == [64, 64]  # the caller's descriptor is untouched
+
+
+def test_kernels_travel_to_a_fresh_process_and_compile_the_same(tmp_path):
+    from workbench.compile import portable
+
+    mod = tmp_path / "k_by_path.py"
+    mod.write_text(textwrap.dedent('''
+        import triton, triton.language as tl
+
+        @triton.jit
+        def twice(x):
+            return x * 2
+
+        @triton.jit
+        def k(x_ptr, n, B: tl.constexpr):
+            offs = tl.arange(0, B)
+            tl.store(x_ptr + offs, twice(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
+    '''))
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("k_by_path_module", mod)
+    m = importlib.util.module_from_spec(spec)
+    sys.modules["k_by_path_module"] = m
+    spec.loader.exec_module(m)
+    key_here = workbench.compile(m.k, torch.empty(8), 8, B=64).key  # in a process where uTLX is loaded
+    blob = tmp_path / "k.bin"
+    blob.write_bytes(portable.dumps(m.k))
+    os.unlink(mod)  # the other process has only the bytes
+    code = (f"import torch, workbench, triton.language.extra.tlx; from workbench.compile import portable; "
+            f"k = portable.loads(open({str(blob)!r}, 'rb').read()); "
+            f"print(workbench.compile(k, torch.empty(8), 8, B=64).key)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == key_here
+
+
+@pytest.mark.slow
+def test_compile_only_pipeline_statuses_findings_and_crashes(ray_local):
+    """Real compiles on 2 Ray workers: a correct ring, two buggy ones (skipped: error findings at their lines), a
+    block the compiler aborts on (a 64x48 slot under a 64x64 descriptor: SIGABRT in its process, that candidate
+    only) and one Triton refuses (3 warps)."""
+    desc, out, K = _ring_args()
+    space = [{"BM": 64, "BK": 64, "STAGES": 3, "BUG": b} for b in (0, 1, 2)]
+    space += [{"BM": 64, "BK": 48, "STAGES": 3, "BUG": 0}, {"BM": 64, "BK": 64, "STAGES": 3, "num_warps": 3}]
+    events = []
+    r = workbench.search(ring_sum, space, desc, out, K, grid=(1,), compile_only=True, progress=events.append)
+    t = r.table
+    assert list(t["status"]) == ["compiled", "skipped", "skipped", "compile-error", "compile-error"], t.to_string()
+    src = Path(HERE / "search_kernels.py").read_text().splitlines()
+    # BUG 1 (the slot is never freed): the producer's wait on `empty` never completes; BUG 2: the consumer's wait
+    for i, marker in ((1, "tlx.barrier_wait(empty[s], p ^ 1)"), (2, "BUG 2")):
+        lines = [f["line"] for f in r.rows[i]["findings"] if f["severity"] == "error"]
+        assert lines and any(marker in src[ln - 1] for ln in lines), (i, r.rows[i]["findings"])
+    assert "compile process died" in t.loc[3, "error"], t.loc[3, "error"]
+    assert "num_warps must be a power of 2" in t.loc[4, "error"], t.loc[4, "error"]
+    assert t.loc[0, "registers"] > 0 and t.loc[0, "shared_kib"] > 0 and t.loc[0, "spills"] == 0
+    assert t.loc[0, "node"] and t.loc[0, "compile_s"] > 0
+    assert r.best is None and r.info["compile_only"] and events and events[-1].total == 5
+    rep = r.report(0)
+    assert rep.to_dict()["kernel"]["name"] == "ring_sum" and "ttgir" in rep.stage_names
+    assert "status compiled" in rep.diagnostics[-1]["message"]
+    data = json.loads(r.to_json())
+    assert [row["status"] for row in data["rows"]] == list(t["status"])
+    assert "compile-error" in r.figure().to_json() and "text/html" in r._repr_mimebundle_()
+    with pytest.raises(LookupError, match="no compiled kernel"):
+        r.report(3)
+
+
+@pytest.mark.slow
+def test_budget_skips_what_did_not_start(ray_local):
+    x, y = torch.empty(4096), torch.empty(4096)
+    r = workbench.search(scale, {"BLOCK": [64, 128, 256, 512, 1024, 2048], "num_warps": [1, 2, 4, 8]}, x, y, 4096,
+                         compile_only=True, budget_s=0.5, progress=False)
+    statuses = set(r.table["status"])
+    assert "skipped" in statuses and any("budget_s=0.5" in (e or "") for e in r.table["error"])
+    assert any("budget_s=0.5 reached" in n for n in r.info["notes"])
+
+
+@pytest.mark.slow
+def test_two_ray_nodes_on_this_machine_share_the_compiles(tmp_path):
+    """`ray start --head` and `ray start --address` make a cluster of two nodes; a search joins it by address
+    and its table names the node that compiled each candidate."""
+    from search_nodes import two_node_search
+
+    rows = two_node_search(tmp_path, n_configs=8)
+    assert len({r["node"] for r in rows}) == 2, rows
+    assert all(r["status"] == "compiled" for r in rows)
