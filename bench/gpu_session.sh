@@ -3,13 +3,13 @@
 # Triton 3.6 preinstalled, no network).
 #   bench/gpu_session.sh [part ...]
 # Parts: env tests gemm-sweep attention-sweep attention-trials broadcast-sweep gemm attention broadcast launch
-#        timeline isolation isolation-cost
+#        search timeline isolation isolation-cost
 #        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
 # Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
 # the machine lacks as wheels from .whl/ (installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
 # give it as a literal from the machine that sends the tree (the device copy's .git can be stale: git rev-parse
 # there named an older commit).
-# Narrower parts: GPU_TESTS (test paths), GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
+# Narrower parts: GPU_TESTS (test paths), SEARCH_ARGS / SEARCH_S, GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
 # Writes JSON under bench/results/; $OUT/results.tar.gz holds them with the logs and executed notebooks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,11 +20,18 @@ if [ -f .t38/setup.sh ]; then
   bash .t38/setup.sh >"$OUTDIR/logs/t38.log" 2>&1 || { echo "Triton 3.8 setup failed"; cat "$OUTDIR/logs/t38.log"; exit 2; }
   tail -1 "$OUTDIR/logs/t38.log"
 fi
+# Ray (for workbench.search) from .ray/ (a slim Ray made by bench/pack-ray), unpacked once per machine into
+# /tmp/ray-site; the 64 MiB limit on what travels keeps .t38 and .ray apart: a first call brings .t38, the next
+# .ray, and both stay on the warm machine (ignored paths are kept between calls)
+if ls .ray/ray-*-slim.tar.xz >/dev/null 2>&1 && [ ! -f /tmp/ray-site/.ready ]; then
+  rm -rf /tmp/ray-site && mkdir -p /tmp/ray-site && xz -dc -T0 .ray/ray-*-slim.tar.xz | tar x -C /tmp/ray-site \
+    && touch /tmp/ray-site/.ready && echo "ray unpacked into /tmp/ray-site"
+fi
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     >"$OUTDIR/logs/pip.log" 2>&1 || echo "wheel install failed (see logs/pip.log)"
 fi
-export PYTHONPATH=/tmp/t38:/tmp/site:$ROOT:$ROOT/kernels
+export PYTHONPATH=/tmp/t38:/tmp/site:/tmp/ray-site:$ROOT:$ROOT/kernels
 export TLX_WORKBENCH_CACHE_DIR=/tmp/wb-cache PYTHONUNBUFFERED=1 WB_OUT=$OUTDIR
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(env tests gemm attention broadcast timeline meta tutorials)
 status=0
@@ -50,6 +57,7 @@ for p in "${parts[@]}"; do
     attention) run_part attention 300 python3 bench/attention.py ${ATTN_ARGS:-} ;;
     broadcast) run_part broadcast 240 python3 bench/broadcast.py ${BCAST_ARGS:-} ;;
     launch) run_part launch 180 python3 bench/launch_overhead.py ;;
+    search) run_part search ${SEARCH_S:-600} python3 bench/search.py ${SEARCH_ARGS:---gpu} ;;
     timeline) run_part timeline 240 python3 bench/timeline_kernels.py ${TIMELINE_KERNELS:+--kernels $TIMELINE_KERNELS} ;;
     isolation) run_part isolation 300 python3 bench/isolation.py ;;
     isolation-cost) run_part isolation-cost 180 python3 bench/isolation_cost.py ;;

@@ -29,13 +29,14 @@ from workbench.compile import portable
 from workbench.errors import WorkbenchError
 from workbench.search.compile_job import CompileOutcome, compile_candidate
 from workbench.search.problem import Problem
+from workbench.search.ranking import score
 from workbench.search.space import Candidate
 
 __all__ = ["ClusterError", "Progress", "SearchError", "connect", "run_pipeline"]
 
 IN_FLIGHT_PER_GPU = 2
 CONFIRM_WITHIN = 0.03  # leaders within 3% of the best are timed again together
-CONFIRM_MAX = 4
+CONFIRM_MAX = 6
 CONFIRM_ROUNDS = 7
 REACH_TIMEOUT_S = 5.0
 JUDGE_GRACE_S = 120.0  # beyond the kernel's own timeout: an actor that answers nothing by then is killed
@@ -210,11 +211,10 @@ class _Pipeline:
         st = row.get("status")
         if st:
             self.state.counts[st] = self.state.counts.get(st, 0) + 1
-        if st == "ok" and row.get("ms") is not None:
-            best = self.state.best
-            if best is None or row["ms"] < best["ms"]:
-                self.state.best = {"index": i, "ms": row["ms"], "config": self.cands[i].config,
-                                   "ratio": row.get("ratio")}
+        sc = score(self.rows[i])
+        if sc is not None and (self.state.best is None or sc > self.state.best["score"]):
+            self.state.best = {"index": i, "ms": row["ms"], "config": self.cands[i].config,
+                               "ratio": row.get("ratio"), "score": sc}
         self._tell()
 
     def _tell(self, message: str = "") -> None:
@@ -356,11 +356,11 @@ class _Pipeline:
         return PipelineResult(self.rows, self.artifacts, self.binaries, self.phases, self.gpu_info, self.notes)
 
     def _confirm(self) -> None:
-        ok = [(i, r) for i, r in self.rows.items() if r.get("status") == "ok" and r.get("ms")]
+        ok = [(i, score(r)) for i, r in self.rows.items() if score(r) is not None]
         if len(ok) < 2:
             return
-        best = min(r["ms"] for _, r in ok)
-        leaders = sorted([x for x in ok if x[1]["ms"] <= best * (1 + CONFIRM_WITHIN)], key=lambda x: x[1]["ms"])
+        best = max(s for _, s in ok)
+        leaders = sorted([x for x in ok if x[1] >= best * (1 - CONFIRM_WITHIN)], key=lambda x: -x[1])
         leaders = leaders[:CONFIRM_MAX]
         if len(leaders) < 2:
             return

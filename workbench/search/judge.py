@@ -182,29 +182,40 @@ class Judge:
             hang = out.status == "timeout" and out.phase == "run"
             what = f"did not finish within {out.timeout_s:.3g} s" if hang else out.message or out.status
             return row | {"status": "hang" if hang else "fault", "error": f"{what} (phase {out.phase})"}
+        t_check = time.perf_counter()
         row.update(self._check())
+        row["check_s"] = round(time.perf_counter() - t_check, 4)
         if row["status"] != "ok" or not timing:
             row["judge_s"] = round(time.perf_counter() - t0, 4)
             return row
+        t_time = time.perf_counter()
         row.update(self._time({"candidate": self._call(kernel, grid, full, args, cand)}, p.rounds)["candidate"])
+        row["time_s"] = round(time.perf_counter() - t_time, 4)
         row["judge_s"] = round(time.perf_counter() - t0, 4)
         return row
 
     def _check(self) -> dict[str, Any]:
-        from workbench.run.verify import compare
+        """Each output against the reference's value, on the GPU (the caller's rule and tolerances,
+        ``verify.tolerance``); a failure is described by ``verify.compare`` (first mismatch, counts)."""
+        import torch
+
+        from workbench.run.verify import compare, tolerance
 
         if not self.expected:
             return {"status": "ok", "check": "no reference"}
-        worst = None
+        worst = 0.0
         for name, exp in zip(self.outputs, self.expected, strict=True):
             got = _tensor(self.values[name])
             if tuple(got.shape) != tuple(exp.shape):
                 got = got.reshape(exp.shape)
-            r = compare(name, got, exp, self.problem.atol, self.problem.rtol)
-            if r["status"] != "passed":
+            rtol, atol, _ = tolerance(str(got.dtype).replace("torch.", ""), self.problem.atol, self.problem.rtol)
+            a, e = got.to(torch.float64), exp.to(device=got.device, dtype=torch.float64)
+            diff = (a - e).abs()
+            if not bool((diff <= atol + rtol * e.abs()).all()):  # NaN fails too
+                r = compare(name, got, exp, self.problem.atol, self.problem.rtol)
                 return {"status": "check-failed", "error": f"{name}: {r['message']}",
                         "max_abs_err": r.get("max_abs_err")}
-            worst = max(worst or 0.0, r.get("max_abs_err") or 0.0)
+            worst = max(worst, float(diff.max()) if diff.numel() else 0.0)
         return {"status": "ok", "check": "passed", "max_abs_err": worst}
 
     def _call(self, kernel: Any, grid: tuple[int, int, int], full: dict[str, Any], args: list[Any], cand: Candidate):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.search.compile_job import unpack_artifact
+from workbench.search.ranking import score
 from workbench.search.space import Candidate
 
 __all__ = ["COLUMNS", "STATUSES", "SearchResult"]
@@ -65,15 +66,12 @@ class SearchResult:
             self._table = df
         return self._table
 
-    def _ok(self) -> list[int]:
-        return [i for i, r in self.rows.items() if r.get("status") == "ok" and r.get("ms") is not None]
-
     @property
     def best_index(self) -> int | None:
-        ok = self._ok()
-        confirmed = [i for i in ok if self.rows[i].get("confirmed")]
-        pool = confirmed or ok
-        return min(pool, key=lambda i: self.rows[i]["ms"]) if pool else None
+        """The best candidate: among the leaders timed again together (``confirmed``) if any, by ``score``."""
+        ok = [i for i, r in self.rows.items() if score(r) is not None]
+        pool = [i for i in ok if self.rows[i].get("confirmed")] or ok
+        return max(pool, key=lambda i: score(self.rows[i])) if pool else None
 
     @property
     def best(self) -> Any:

@@ -1,0 +1,65 @@
+"""workbench.search on a GPU: candidates that pass, give a wrong answer, hang or fault each get their status, the
+search finishes, and the winner is timed against the reference; workbench.autotune fixes its winner on the
+autotuner. Run on the H200 (bench/gpu_session.sh tests)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+from search_kernels import ring_sum, scale
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+import workbench
+
+pytestmark = pytest.mark.gpu
+if not torch.cuda.is_available():
+    pytest.skip("needs a CUDA GPU", allow_module_level=True)
+
+
+def test_wrong_answers_fail_their_check_and_the_rest_are_timed():
+    n = 1 << 20
+    x, y = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
+    r = workbench.search(scale, {"BLOCK": [256, 1024], "WRONG": [0, 1]}, x, y, n,
+                         grid=lambda m: (triton.cdiv(n, m["BLOCK"]),), reference=lambda x, y, n: x * 2,
+                         bytes=8 * n, progress=False)
+    t = r.table
+    assert list(t["status"]) == ["ok", "check-failed", "ok", "check-failed"], t.to_string()
+    assert all(t.loc[t["status"] == "ok", "ms"] > 0) and all(t.loc[t["status"] == "ok", "ratio"] > 0)
+    assert r.best_config["WRONG"] == 0 and r.best["tbs"] > 0
+    assert "y_ptr:" in t.loc[1, "error"] and r.rows[0]["gpu"]
+    rep = r.report(r.best_index)
+    assert rep.runs[0]["ran"] and "ms" in rep.diagnostics[-1]["message"]
+
+
+def test_a_hang_and_a_fault_cost_their_candidates_only():
+    K, BM, BK = 512, 64, 64
+    x = torch.randn(BM, K, dtype=torch.float16, device="cuda")
+    out = torch.empty(BM, BK, dtype=torch.float16, device="cuda")
+    desc = TensorDescriptor(x, [BM, K], [K, 1], [BM, BK])
+    expected = lambda d, o, k: d.base.float().reshape(BM, K // BK, BK).sum(1).half()  # noqa: E731
+    r = workbench.search(ring_sum, {"BUG": [0, 1, 2, 0]}, desc, out, K, grid=(1,), reference=expected,
+                         skip_on_error=False, timeout_s=3.0, progress=False, BM=BM, BK=BK, STAGES=3)
+    t = r.table
+    assert t.loc[0, "status"] == "ok" and t.loc[3, "status"] == "ok", t.to_string()
+    assert t.loc[1, "status"] == "hang", t.to_string()
+    assert t.loc[2, "status"] in ("fault", "check-failed", "hang"), t.to_string()
+    assert t.loc[1, "findings"]  # the static checks saw it coming
+
+
+def test_autotune_fixes_the_winner_on_the_autotuner():
+    n = 1 << 20
+    tuned = triton.autotune([triton.Config({"BLOCK": b}, num_warps=w) for b in (256, 1024) for w in (4, 8)],
+                            key=["n"])(scale)
+    x, y = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
+    grid = lambda m: (triton.cdiv(n, m["BLOCK"]),)  # noqa: E731
+    r = workbench.autotune(tuned, x, y, n, grid=grid, reference=lambda x, y, n: x * 2, progress=False)
+    assert len(tuned.cache) == 1 and tuned.best_config.kwargs["BLOCK"] == r.best_config["BLOCK"]
+    benched = []
+    triton.knobs.autotuning.listener = lambda **kw: benched.append(kw)
+    try:
+        tuned[grid](x, y, n)
+    finally:
+        triton.knobs.autotuning.listener = None
+    assert benched == [] and len(tuned.cache) == 1  # the launch used the fixed winner: no tuning
+    torch.testing.assert_close(y, x * 2)
