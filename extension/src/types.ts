@@ -24,8 +24,8 @@ export type { Bench, Check, Diff, Finding, Measurement, Roofline, Run, Task, Tim
 
 export const MIME_TYPE = 'application/vnd.tlx-workbench.report+json';
 
-/** Schema versions this viewer reads (1.0: texts in the clear; 2.0: large texts gzip+base64). */
-export const READS = ['1.0', '2.0'];
+/** Schema versions this viewer reads (1.0: texts in the clear; 2.0: large texts gzip+base64; 2.1: + search). */
+export const READS = ['1.0', '2.0', '2.1'];
 
 /** Stage names in the order the picker shows them. */
 export const STAGE_ORDER = ['tlx', 'gluon', 'ttir', 'ttgir', 'llir', 'ptx', 'sass'];

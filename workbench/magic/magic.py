@@ -194,6 +194,20 @@ class TlxMagics(Magics):
         metavar="NAME",
         help="store the Report (of --kernel, else the last kernel) in variable NAME",
     )
+    @argument(
+        "--search",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="SPACE",
+        help='search configs of the cell\'s launch: --search "BM=[64,128] BN=[128,256]" (or --search alone for a '
+        "triton.autotune-wrapped kernel): compiled in parallel, checked, run in isolated GPU workers against --check "
+        "and timed (workbench.search, on Ray); shows the best candidate's Report with a Search tab. -o NAME keeps "
+        "the SearchResult",
+    )
+    @argument("--budget", type=float, default=None, metavar="S", help="with --search: stop starting work after S s")
+    @argument("--cluster", default=None, metavar="ADDRESS",
+              help="with --search: a Ray cluster (ray://host:port or host:port; default RAY_ADDRESS, else local)")
     @argument("--quiet", action="store_true", help="display nothing (errors and failed checks still fail)")
     @line_cell_magic
     def tlx(self, line: str = "", cell: str | None = None) -> None:
@@ -228,6 +242,8 @@ class TlxMagics(Magics):
         specs = _validate(args, cell)
         ns = self.shell.user_ns
         prepare_namespace(ns)
+        if args.search is not None:
+            return self._search(args, cell, code, ns, device, specs)
         cap = sections.capture_for(args, device, checking=bool(specs))
         try:
             with cap:
@@ -247,6 +263,27 @@ class TlxMagics(Magics):
             c = bad[0]
             exc = CheckError(f"check {c['expr']} {c['status']}: {c['message']}", hint=sections.check_hint(c))
             _errors.fail_at_magic_line(exc, cell, c["expr"])
+        return reports
+
+    def _search(self, args: Any, cell: Cell, code: Any, ns: dict[str, Any], device: Any, specs: list) -> list[Report]:
+        from workbench.magic.search_cell import run_search
+
+        report, result = run_search(args, cell, code, ns, device, specs, {
+            "shell": self.shell, "cell_id": self._cell_id, "execution_count": getattr(self.shell, "execution_count",
+                                                                                      None)})
+        reports = [report] if report is not None else []
+        if report is not None and args.diff is not None:
+            note = sections.diff(report, args.diff, ns, self.history, self._cell_id)
+            if note:
+                report.diagnostics.append(note)
+        self._remember(reports, _without_output(args), None)
+        if not args.quiet:
+            from IPython.display import display
+
+            for r in reports:
+                display(r)
+            if not reports:
+                print(result.summary())
         return reports
 
     def _report(self, e: Captured, primary: bool, cap: Capture, cell: Cell, args: Any, checks: list[dict],
@@ -303,6 +340,15 @@ class TlxMagics(Magics):
                 r.view["stages_first"] = sections.stage_list(args.stages, r.stage_names)
                 r.view["selected_stage"] = r.view["stages_first"][0] if r.view["stages_first"] else None
             display(r)
+
+
+def _without_output(args: Any) -> Any:
+    """``args`` without ``-o``: with --search, NAME holds the SearchResult, not a Report."""
+    import copy
+
+    out = copy.copy(args)
+    out.output = None
+    return out
 
 
 def _validate(args: Any, cell: Cell) -> list[CheckSpec]:

@@ -24,7 +24,7 @@ from workbench.report.packing import pack_stage_diff, pack_stages, unpack_stage,
 
 __all__ = ["BUDGET_BYTES", "MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 MIME_TYPE = "application/vnd.tlx-workbench.report+json"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 BUDGET_BYTES = 512 * 1024  # one Report in a notebook, all its representations (issue 17)
@@ -187,6 +187,7 @@ class Report:
     view: dict[str, Any] = field(default_factory=lambda: {"stages_first": [], "selected_stage": None})
     options: dict[str, Any] = field(default_factory=dict)
     kernels: list[str] = field(default_factory=list)
+    search: dict[str, Any] | None = None  # %%tlx --search: the search's rows (workbench.search), for the Search tab
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     created: str = field(default_factory=_now)
     schema_version: str = SCHEMA_VERSION
@@ -338,6 +339,7 @@ class Report:
         "view",
         "options",
         "kernels",
+        "search",
     )
 
     def to_dict(self, max_bytes: int | None = None) -> dict[str, Any]:

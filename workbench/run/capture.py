@@ -67,6 +67,16 @@ class Captured:
         return any(r["ran"] for r in self.runs)
 
 
+@dataclass
+class Recorded:
+    """A launch as the cell made it (the object launched: a kernel or an autotuner), not compiled or run."""
+
+    kernel: Any
+    args: tuple
+    kwargs: dict[str, Any]
+    grid: Any
+
+
 def _grid_tuple(grid: Any, bound: dict[str, Any]) -> tuple[int, ...] | None:
     try:
         g = grid(bound) if callable(grid) else grid
@@ -92,8 +102,11 @@ class Capture:
         timeout: float | None = None,
         sanitize: str | None = None,
         timeline: bool = False,
+        record_only: bool = False,
     ) -> None:
         self.device = device
+        self.record_only = record_only  # launches are recorded (``recorded``), not compiled or run: --search
+        self.recorded: list[Recorded] = []
         self.isolate = isolate  # GPU launches in the worker process (workbench.run.launching)
         self.timeout = timeout  # seconds per isolated launch (None: isolate.default_timeout)
         self.sanitize = sanitize
@@ -129,6 +142,9 @@ class Capture:
         global _ACTIVE
         _ACTIVE = self._prev
         self._undo()
+
+    def record(self, kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any) -> None:
+        self.recorded.append(Recorded(kernel, tuple(args), dict(kwargs), grid))
 
     @contextlib.contextmanager
     def suspend(self) -> Iterator[None]:

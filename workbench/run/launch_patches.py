@@ -65,6 +65,8 @@ def _patch_jit_run(cls: type, active: Active) -> Callable[[], None]:
         cap = active()
         if cap is None or cap.suspended:
             return orig_run(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
+        if cap.record_only:  # %%tlx --search: the launch is recorded for the search, not compiled or run
+            return cap.record(fn_self, args, kwargs, grid)
 
         def jit_compile(mode: str | None = None):  # the JIT's own compile (a Triton cache hit), no launch
             if mode is None:
@@ -91,6 +93,9 @@ def _patch_autotuner(active: Active) -> list[Callable[[], None]]:
 
     def run(at_self, *args, **kwargs):
         cap = active()
+        if cap is not None and not cap.suspended and cap.record_only:
+            kw = dict(kwargs)
+            return cap.record(at_self, args, kw, kw.pop("grid", None))
         if cap is None or cap.suspended or cap.runs_on_gpu_default():
             return orig_run(at_self, *args, **kwargs)
         return cap._autotune_without_gpu(at_self, args, kwargs)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +13,10 @@ from workbench.search.compile_job import unpack_artifact
 from workbench.search.ranking import score
 from workbench.search.space import Candidate
 
-__all__ = ["COLUMNS", "STATUSES", "SearchResult"]
+__all__ = ["COLUMNS", "STATUSES", "SearchResult", "last", "show_candidate"]
+
+_KEPT = 16
+_RESULTS: OrderedDict[str, SearchResult] = OrderedDict()  # this kernel's recent searches, for the Search tab
 
 STATUSES = ("ok", "compiled", "skipped", "compile-error", "check-failed", "hang", "fault")
 COLUMNS = ["status", "ms", "tflops", "tbs", "ratio", "ref_ms", "registers", "spills", "shared_kib", "local_bytes",
@@ -35,7 +40,13 @@ class SearchResult:
     rows: dict[int, dict[str, Any]]
     info: dict[str, Any] = field(default_factory=dict)  # cluster, devices, phases, utilisation, notes
     artifacts: dict[int, bytes] = field(default_factory=dict, repr=False)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     _table: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        _RESULTS[self.id] = self
+        while len(_RESULTS) > _KEPT:
+            _RESULTS.popitem(last=False)
 
     # ------------------------------------------------------------------ the table
     @property
@@ -124,8 +135,24 @@ class SearchResult:
                           template="plotly_white", height=380, legend={"orientation": "h"})
         return fig
 
-    def report(self, i: int) -> Any:
-        """Candidate ``i``'s Report (its stages, metadata, findings, what its run found)."""
+    def payload(self, shown: int | None = None) -> dict[str, Any]:
+        """The Search tab's data (the Report schema's ``search``)."""
+        rows = []
+        for c in self.candidates:
+            r = self.rows.get(c.index, {})
+            row = {k: _plain(r.get(k)) for k in ("status", "ms", "tflops", "tbs", "ratio", "registers", "spills",
+                                                    "shared_kib", "compile_s", "error", "node", "confirmed")}
+            row.update(index=c.index, config={k: _plain(v) for k, v in c.config.items()},
+                       findings=_finding_text(r.get("findings")) or None, status=r.get("status") or "pending")
+            rows.append(row)
+        info = json.loads(json.dumps(self.info, default=_jsonable))
+        return {"search_id": self.id, "kernel": self.kernel, "target": self.target, "shown": shown,
+                "best": self.best_index, "config_keys": self.config_keys, "counts": self.counts(), "info": info,
+                "rows": rows}
+
+    def report(self, i: int, **context: Any) -> Any:
+        """Candidate ``i``'s Report (its stages, metadata, findings, what its run found), with the Search tab;
+        ``context``: more of ``Report.from_artifact``'s arguments (the cell it came from)."""
         from workbench.report.report import Report
 
         cand = self.candidate(i)
@@ -139,10 +166,12 @@ class SearchResult:
         run = {"mode": "gpu" if ran else "compile", "ran": ran, "grid": list(cand.grid) if cand.grid else None,
                "reason": None if ran else f"search status {row.get('status')}", "device": row.get("gpu"),
                "arguments": [], "checks": []}
-        rep = Report.from_artifact(art, runs=[run], options={"search": cand.config},
-                                   diagnostics=[{"severity": "info", "source": "search", "line": None, "hint": None,
-                                                 "message": _summary_line(i, cand, row, len(self.candidates))}])
+        context.setdefault("options", {"search": {k: _plain(v) for k, v in cand.config.items()}})
+        notes = [_note(n) for n in self.info.get("notes", [])]
+        diags = [*context.pop("diagnostics", []), *notes, _note(_summary_line(i, cand, row, len(self.candidates)))]
+        rep = Report.from_artifact(art, runs=[run], diagnostics=diags, **context)
         rep.findings = list(row.get("findings") or [])
+        rep.search = self.payload(shown=i)
         return rep
 
     def summary(self) -> str:
@@ -179,6 +208,37 @@ class SearchResult:
         head = html.escape(self.summary()).replace("\n", "<br>")
         return {"text/plain": self.summary(),
                 "text/html": f"<div><p>{head}</p>{self.table.to_html(max_rows=60, na_rep='')}</div>"}
+
+
+def _note(message: str) -> dict[str, Any]:
+    return {"severity": "info", "source": "search", "line": None, "hint": None, "message": message}
+
+
+def _plain(v: Any) -> Any:
+    """A JSON value for the Search tab (NaN -> None, tuples -> lists, others -> their repr)."""
+    if v is None or isinstance(v, bool | int | str):
+        return v
+    if isinstance(v, float):
+        return None if math.isnan(v) or math.isinf(v) else v
+    if isinstance(v, list | tuple):
+        return [_plain(x) for x in v]
+    return repr(v)
+
+
+def last() -> SearchResult | None:
+    """The latest search of this process."""
+    return next(reversed(_RESULTS.values()), None)
+
+
+def show_candidate(search_id: str, i: int) -> None:
+    """Display candidate ``i`` of search ``search_id`` (the Search tab asks for this by running it)."""
+    from IPython.display import display
+
+    result = _RESULTS.get(search_id)
+    if result is None:
+        raise LookupError(f"search {search_id} is no longer in this kernel (it keeps the last {_KEPT}; a restart "
+                          "forgets them): run its cell again")
+    display(result.report(i))
 
 
 def _jsonable(v: Any) -> Any:
