@@ -111,18 +111,49 @@ class DockedReport extends MainAreaWidget<ReportViewer> {
   }
 }
 
+/** A static copy of a Report docked in the main area (beside `ref`'s notebook when given). */
+async function dockStatic(ctx: Context, data: unknown, label: string, ref?: NotebookPanel): Promise<void> {
+  const report: Report = await loadReport(data);
+  const w = new MainAreaWidget({ content: new ReportViewer({ docked: true }) });
+  w.title.closable = true;
+  w.addClass('tlx-docked-panel');
+  w.content.setReport(report);
+  w.title.label = `${label}: ${report.kernelName}`;
+  ctx.app.shell.add(w, 'main', ref ? { mode: 'split-right', ref: ref.id } : { mode: 'split-right' });
+  ctx.app.shell.activateById(w.id);
+}
+
+/** The Search tab's row button: the kernel that ran the search displays that candidate's Report. */
+async function openCandidate(ctx: Context, from: HTMLElement, searchId: string, index: number): Promise<void> {
+  const panel = findCell(ctx, from)?.panel ?? ctx.tracker?.currentWidget ?? null;
+  const kernel = panel?.sessionContext.session?.kernel;
+  if (!panel || !kernel) {
+    throw new Error('no kernel is running for this notebook: run the search cell again');
+  }
+  const code = `import workbench.search.result as _wb_search\n_wb_search.show_candidate(${JSON.stringify(searchId)}, ${index})`;
+  const future = kernel.requestExecute({ code, silent: false, store_history: false });
+  let data: unknown = null;
+  let error = '';
+  future.onIOPub = msg => {
+    const content = msg.content as any;
+    if ((msg.header.msg_type === 'display_data' || msg.header.msg_type === 'execute_result') && content.data?.[MIME_TYPE]) {
+      data = content.data[MIME_TYPE];
+    } else if (msg.header.msg_type === 'error') {
+      error = `${content.ename}: ${content.evalue}`;
+    }
+  };
+  await future.done;
+  if (error || !data) {
+    throw new Error(error || 'the kernel sent no Report');
+  }
+  await dockStatic(ctx, data, `TLX search #${index}`, panel);
+}
+
 function openBeside(ctx: Context, from: HTMLElement, data: unknown): void {
   const ref = findCell(ctx, from);
   if (!ref) {
     // Not in a notebook (a console, an output view): dock a static copy.
-    const w = new MainAreaWidget({ content: new ReportViewer({ docked: true }) });
-    w.title.closable = true;
-    w.addClass('tlx-docked-panel');
-    void loadReport(data).then((report: Report) => {
-      w.content.setReport(report);
-      w.title.label = `TLX: ${report.kernelName}`;
-    });
-    ctx.app.shell.add(w, 'main', { mode: 'split-right' });
+    void dockStatic(ctx, data, 'TLX');
     return;
   }
   const id = DockedReport.idFor(ref.cell.model.id);
@@ -145,7 +176,8 @@ export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
     super();
     this.addClass('tlx-renderer');
     this.viewer = new ReportViewer({
-      onOpenBeside: ctx ? () => openBeside(ctx, this.node, this.data) : undefined
+      onOpenBeside: ctx ? () => openBeside(ctx, this.node, this.data) : undefined,
+      onOpenCandidate: ctx ? (id, i) => openCandidate(ctx, this.node, id, i) : undefined
     });
     this.node.appendChild(this.viewer.node);
     // A press in the viewer is the viewer's: the notebook would otherwise make this cell active and

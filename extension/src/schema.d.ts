@@ -60,7 +60,10 @@ export type Status = 'ok' | 'skipped' | 'error';
  * One Report per kernel per %%tlx cell run. MIME type application/vnd.tlx-workbench.report+json. Minor versions (2.x) only add optional fields; a consumer must ignore properties it does not know. All line numbers are 1-based. User lines are lines of kernel.source.text; when the kernel was defined in the cell (kernel.source.in_cell), they are the cell's lines as the editor numbers them (the %%tlx line is line 1). Large texts (stages, stage diffs) are stored once, gzip-compressed and base64-encoded (text_gz, diff_gz), so a Report stays a few hundred KiB in the notebook.
  */
 export interface TlxReport {
-  schema_version: '2.0';
+  /**
+   * 2.1 added the optional search payload.
+   */
+  schema_version: '2.0' | '2.1';
   /**
    * Unique id of this Report (hex).
    */
@@ -123,6 +126,10 @@ export interface TlxReport {
    * Names of all kernels captured in the same cell run.
    */
   kernels?: string[];
+  /**
+   * With %%tlx --search: every candidate of the search this Report's kernel won (or, when none ran, the first compiled).
+   */
+  search?: null | Search;
 }
 /**
  * This interface was referenced by `TlxReport`'s JSON-Schema
@@ -718,4 +725,56 @@ export interface StageDiff {
    */
   diff_gz?: string;
   truncated?: boolean;
+}
+/**
+ * A search over configs (workbench.search): one row per candidate; the viewer's Search tab. search_id names the SearchResult in the kernel that made it, so a row can ask for that candidate's Report.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "search".
+ */
+export interface Search {
+  search_id: string;
+  kernel: string;
+  target: string;
+  /**
+   * The candidate this Report is of.
+   */
+  shown?: number | null;
+  best: number | null;
+  config_keys: string[];
+  counts: {
+    [k: string]: number;
+  };
+  /**
+   * When, where (cluster, GPUs), per-phase seconds, utilisation, notes.
+   */
+  info: {};
+  rows: SearchRow[];
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "searchRow".
+ */
+export interface SearchRow {
+  index: number;
+  config: {};
+  status: 'ok' | 'compiled' | 'skipped' | 'compile-error' | 'check-failed' | 'hang' | 'fault' | 'pending';
+  ms?: number | null;
+  tflops?: number | null;
+  tbs?: number | null;
+  /**
+   * Reference time / candidate time, same rounds.
+   */
+  ratio?: number | null;
+  registers?: number | null;
+  spills?: number | null;
+  shared_kib?: number | null;
+  compile_s?: number | null;
+  findings?: string | null;
+  error?: string | null;
+  node?: string | null;
+  /**
+   * Timed again with the other leaders, in the same rounds.
+   */
+  confirmed?: boolean | null;
 }

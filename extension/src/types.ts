@@ -14,13 +14,14 @@ import type {
   Metadata,
   Roofline,
   Run,
+  Search,
   StageDiff,
   Task,
   Timeline,
   TlxReport
 } from './schema';
 
-export type { Bench, Check, Diff, Finding, Measurement, Roofline, Run, Task, Timeline, TlxReport };
+export type { Bench, Check, Diff, Finding, Measurement, Roofline, Run, Search, Task, Timeline, TlxReport };
 
 export const MIME_TYPE = 'application/vnd.tlx-workbench.report+json';
 
@@ -97,6 +98,8 @@ export interface Report {
   stagesFirst: string[];
   selectedStage: string | null;
   device: { available?: boolean; name?: string | null; reason?: string | null };
+  /** %%tlx --search: every candidate of the search (the Search tab). */
+  search: Search | null;
 }
 
 export function stageLanguage(name: string): Language {
@@ -246,6 +249,23 @@ function readLayouts(raw: unknown): { declared: DeclaredLayout[]; values: ValueL
   return { declared, values };
 }
 
+function readSearch(v: unknown): Search | null {
+  const o = obj(v);
+  if (typeof o.search_id !== 'string' || !Array.isArray(o.rows)) {
+    return null;
+  }
+  return {
+    ...(o as unknown as Search),
+    config_keys: arr(o.config_keys).map(x => str(x)),
+    counts: obj(o.counts) as { [k: string]: number },
+    info: obj(o.info),
+    rows: arr(o.rows).map(r => {
+      const row = obj(r);
+      return { ...row, config: obj(row.config), status: str(row.status, 'pending') } as unknown as Search['rows'][0];
+    })
+  };
+}
+
 function payload<T>(v: unknown): T | null {
   const o = obj(v);
   return typeof o.kind === 'string' ? (o as T) : null;
@@ -288,7 +308,8 @@ export async function loadReport(data: unknown): Promise<Report> {
     target: str(kernel.target ?? metadata.target),
     stagesFirst: arr(view.stages_first).map(x => str(x)),
     selectedStage: typeof view.selected_stage === 'string' ? view.selected_stage : null,
-    device: obj(raw.device)
+    device: obj(raw.device),
+    search: readSearch(raw.search)
   };
 }
 

@@ -10,6 +10,7 @@ import { renderHeader } from './header';
 import { renderLayouts } from './layoutview';
 import { LineIndex, LinkOrigin, describeRanges, linkedLines } from './linemap';
 import { renderRoofline, renderTimeline } from './plots';
+import { renderSearch } from './search';
 import { provenance } from './summary';
 import { Report, Roofline, Stage, Timeline, isBench, isRoofline } from './types';
 
@@ -17,6 +18,8 @@ export interface ViewerOptions {
   /** Shown as a header button when given (not in the docked copy). */
   onOpenBeside?: (viewer: ReportViewer) => void;
   docked?: boolean;
+  /** The Search tab's row button: show that candidate's Report (the kernel holds the search). */
+  onOpenCandidate?: (searchId: string, index: number) => Promise<void>;
 }
 
 interface StageColumn {
@@ -31,7 +34,7 @@ interface StageColumn {
   count: HTMLElement;
 }
 
-type Tab = 'code' | 'layouts' | 'timeline' | 'roofline' | 'changes';
+type Tab = 'code' | 'layouts' | 'timeline' | 'roofline' | 'changes' | 'search';
 
 export class ReportViewer extends Widget {
   private report: Report | null = null;
@@ -44,6 +47,7 @@ export class ReportViewer extends Widget {
   private timelineNode: HTMLElement;
   private rooflineNode: HTMLElement;
   private changesNode: HTMLElement;
+  private searchNode: HTMLElement;
   private statusNode: HTMLElement;
   private sourcePane: CodePane | null = null;
   private columns: StageColumn[] = [];
@@ -70,8 +74,10 @@ export class ReportViewer extends Widget {
     this.timelineNode = el('div', { class: 'tlx-pane tlx-timeline-pane', 'data-tab': 'timeline' });
     this.rooflineNode = el('div', { class: 'tlx-pane tlx-roofline-pane', 'data-tab': 'roofline' });
     this.changesNode = el('div', { class: 'tlx-pane tlx-changes-pane', 'data-tab': 'changes' });
+    this.searchNode = el('div', { class: 'tlx-pane tlx-search-pane', 'data-tab': 'search' });
     this.statusNode = el('div', { class: 'tlx-status' });
-    this.bodyNode.append(this.codeNode, this.layoutsNode, this.timelineNode, this.rooflineNode, this.changesNode);
+    this.bodyNode.append(this.codeNode, this.layoutsNode, this.timelineNode, this.rooflineNode, this.changesNode,
+      this.searchNode);
     this.node.append(this.headerNode, this.tabsNode, this.bodyNode);
   }
 
@@ -150,6 +156,9 @@ export class ReportViewer extends Widget {
     if (this.report!.previous) {
       tabs.push('changes');
     }
+    if (this.report!.search) {
+      tabs.push('search');
+    }
     return tabs;
   }
 
@@ -160,7 +169,8 @@ export class ReportViewer extends Widget {
       layouts: `Layouts (${this.report!.values.length || this.report!.declared.length})`,
       timeline: 'Timeline',
       roofline: 'Roofline',
-      changes: 'Changes'
+      changes: 'Changes',
+      search: `Search (${this.report!.search?.rows.length ?? 0})`
     };
     for (const t of this.availableTabs()) {
       const b = el('button', {
@@ -188,7 +198,8 @@ export class ReportViewer extends Widget {
       b.classList.toggle('tlx-active', (b as HTMLElement).dataset.tab === t);
       b.setAttribute('aria-selected', String((b as HTMLElement).dataset.tab === t));
     }
-    for (const p of [this.codeNode, this.layoutsNode, this.timelineNode, this.rooflineNode, this.changesNode]) {
+    for (const p of [this.codeNode, this.layoutsNode, this.timelineNode, this.rooflineNode, this.changesNode,
+      this.searchNode]) {
       p.classList.toggle('tlx-hidden', p.dataset.tab !== t);
     }
     if (this.rendered[t]) {
@@ -203,6 +214,8 @@ export class ReportViewer extends Widget {
       renderChanges(this.changesNode, this.report!.previous!);
     } else if (t === 'roofline') {
       void renderRoofline(this.rooflineNode, this.rooflinePayload()!).catch(e => this.plotError(this.rooflineNode, e));
+    } else if (t === 'search') {
+      renderSearch(this.searchNode, this.report!.search!, { onOpen: this.options.onOpenCandidate });
     }
   }
 

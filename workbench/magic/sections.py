@@ -135,6 +135,12 @@ def diff(report: Any, how: Any, ns: dict[str, Any], history: dict, cell_id: str 
         name = unquote(str(how))
         prev = ns.get(name)
         what = f"--diff {name}: no Report in variable {name!r}"
+        if prev is None and not name.isidentifier():  # an expression, e.g. a search's candidate: s.report(3)
+            try:
+                prev = eval(compile(name, "<--diff>", "eval"), ns)  # noqa: S307 - the user's own expression
+                what = f"--diff {name}: that is not a Report"
+            except Exception as e:
+                what = f"--diff {name} raised {type(e).__name__}: {e}"
         if isinstance(prev, list):
             prev = next((p for p in prev if getattr(p, "name", None) == report.name), None)
     if isinstance(prev, dict) or type(prev).__name__ == "Report":
