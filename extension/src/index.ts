@@ -130,7 +130,7 @@ async function openCandidate(ctx: Context, from: HTMLElement, searchId: string, 
   if (!panel || !kernel) {
     throw new Error('no kernel is running for this notebook: run the search cell again');
   }
-  const code = `import workbench.search.result as _wb_search\n_wb_search.show_candidate(${JSON.stringify(searchId)}, ${index})`;
+  const code = `from workbench.search.result import show_candidate as _tlx_show\n_tlx_show(${JSON.stringify(searchId)}, ${index})`;
   const future = kernel.requestExecute({ code, silent: false, store_history: false });
   let data: unknown = null;
   let error = '';

@@ -53,11 +53,13 @@ def test_search_cell_progress_table_and_candidate_reports(page, lab, artifacts):
     assert statuses == ["compiled"] * 6, statuses
     page.screenshot(path=str(artifacts / "search-tab.png"))
 
-    # sort by registers, then by candidate (descending): the rows follow
-    table.locator('th[data-col="index"]').click()
+    # sorted by candidate; a click on that header reverses it, a click on another sorts by that one
     table.locator('th[data-col="index"]').click()
     order = table.locator("tbody tr").evaluate_all("rows => rows.map(r => Number(r.dataset.index))")
     assert order == [5, 4, 3, 2, 1, 0], order
+    table.locator('th[data-col="cfg:num_warps"]').click()
+    warps = table.locator("tbody tr").evaluate_all("rows => rows.map(r => r.children[2].textContent)")
+    assert warps == ["4", "4", "4", "8", "8", "8"], warps
 
     # a row's Report: the kernel displays candidate 5's Report, docked beside the notebook
     table.locator('tbody tr[data-index="5"] .tlx-search-open').click()

@@ -19,7 +19,7 @@ from typing import Any
 from workbench.compile import portable
 from workbench.compile.tuners import base_jit
 from workbench.errors import ArgumentError
-from workbench.search.space import Candidate, configs_of, tuner_parts
+from workbench.search.space import LAUNCH_OPTIONS, Candidate, configs_of, tuner_parts
 from workbench.search.specs import DescSpec, StorageSpec, TensorSpec, build, describe, descriptor_shapes
 
 __all__ = ["Problem", "prepare"]
@@ -109,9 +109,13 @@ def prepare(kernel: Any, space: Any, args: tuple, kwargs: dict[str, Any], *, gri
     if not hasattr(fn, "arg_names"):
         raise ArgumentError(f"{getattr(kernel, '__name__', kernel)!r} is not a Triton kernel",
                             hint="search a @triton.jit function (TLX too) or a triton.autotune-wrapped one")
-    named = _bind(fn, args, kwargs)
     params = list(fn.arg_names)
-    cands = configs_of(kernel, space, params, named, kwargs)
+    launch_opts = {k: v for k, v in kwargs.items() if k in LAUNCH_OPTIONS and k not in params}
+    kwargs = {k: v for k, v in kwargs.items() if k not in launch_opts}
+    named = _bind(fn, args, kwargs)
+    cands = configs_of(kernel, space, params, named, {**kwargs, **launch_opts})
+    for c in cands:  # the call's launch options (num_warps=...) apply to every config that does not set them
+        c.options = {**launch_opts, **c.options}
     specs, storages = describe(named)
     parts = tuner_parts(kernel)
     tuner_hook = parts["pre_hook"] if parts else None

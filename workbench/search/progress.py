@@ -43,7 +43,8 @@ class _Widget:
         self.label.value = f"<code>{html.escape(progress_text(p))}</code><br>{chips}"
 
     def done(self, result: Any) -> None:
-        self.bar.bar_style = "success" if result.best_index is not None else "warning"
+        ran = any(r.get("status") in ("ok", "check-failed", "hang", "fault") for r in result.rows.values())
+        self.bar.bar_style = "success" if result.best_index is not None else "warning" if ran else "info"
         self.label.value = f"<code>{html.escape(result.summary()).replace(chr(10), '<br>')}</code>"
 
 

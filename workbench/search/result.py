@@ -186,8 +186,13 @@ class SearchResult:
             vs = f", {r['ratio']:.3f}x the reference" if r.get("ratio") else ""
             head += f"\nbest: #{b} {self.candidate(b).label()}: {r['ms']:.4g} ms{rate}{vs}"
         ph = self.info.get("phases") or {}
-        if ph:
-            head += "\n" + ", ".join(f"{k} {v}" for k, v in ph.items())
+        names = {"connect_s": "Ray up", "compile_wall_s": "compiles", "pipeline_s": "compiles and runs",
+                 "confirm_s": "leaders re-timed", "total_s": "total"}
+        parts = [f"{label} {ph[k]:.1f} s" for k, label in names.items() if isinstance(ph.get(k), int | float)]
+        if parts:
+            head += "\ntimes: " + ", ".join(parts)
+        for note in self.info.get("notes") or []:
+            head += f"\nnote: {note}"
         return head
 
     def to_dict(self) -> dict[str, Any]:
