@@ -42,8 +42,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _ray() -> str:
-    return str(Path(sys.executable).with_name("ray"))
+def _ray() -> list[str]:
+    """The ``ray`` command: its console script beside this Python, else its module (an unpacked Ray has no
+    script)."""
+    script = Path(sys.executable).with_name("ray")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ray.scripts.scripts"]
 
 
 @contextlib.contextmanager
@@ -53,14 +56,14 @@ def two_nodes(cpus_each: int = 1) -> Iterator[str]:
     tmp = tempfile.mkdtemp(prefix="ray2n-", dir="/tmp")
     common = ["--num-cpus", str(cpus_each), "--num-gpus", "0", "--block", "--disable-usage-stats",
               "--node-ip-address", "127.0.0.1"]
-    env = {**os.environ, "RAY_ADDRESS": ""}
-    procs = [subprocess.Popen([_ray(), "start", "--head", "--port", str(port), "--temp-dir", tmp,
+    env = _env()
+    procs = [subprocess.Popen([*_ray(), "start", "--head", "--port", str(port), "--temp-dir", tmp,
                                "--include-dashboard", "false", *common], env=env, start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     address = f"127.0.0.1:{port}"
     try:
         _wait_for(address, 60)
-        procs.append(subprocess.Popen([_ray(), "start", "--address", address, *common], env=env,
+        procs.append(subprocess.Popen([*_ray(), "start", "--address", address, *common], env=env,
                                       start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         _wait_nodes(address, 2, 60)
         yield address
@@ -73,6 +76,12 @@ def two_nodes(cpus_each: int = 1) -> Iterator[str]:
                 p.wait(30)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
+
+
+def _env() -> dict[str, str]:
+    """A throwaway local test cluster: no token authentication (Ray 2.60's ``ray start`` turns it on), and no
+    address inherited from the caller."""
+    return {**os.environ, "RAY_ADDRESS": "", "RAY_AUTH_MODE": "disabled"}
 
 
 def _wait_for(address: str, limit_s: float) -> None:
@@ -91,7 +100,7 @@ def _wait_nodes(address: str, n: int, limit_s: float) -> None:
             f"while len([x for x in ray.nodes() if x['Alive']]) < {n} and time.time() < end: time.sleep(0.5)\n"
             f"print(len([x for x in ray.nodes() if x['Alive']]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=limit_s + 60,
-                         env={**os.environ, "RAY_ADDRESS": ""})
+                         env=_env())
     if out.stdout.strip().splitlines()[-1:] != [str(n)]:
         raise TimeoutError(f"{n} Ray nodes did not join {address}: {out.stdout[-500:]} {out.stderr[-1500:]}")
 
@@ -102,7 +111,7 @@ def two_node_search(tmp: Path, n_configs: int = 8) -> list[dict]:
         script = Path(tmp) / "search_two_nodes.py"
         script.write_text(SEARCH.format(n=n_configs, address=address))
         out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900,
-                             cwd=str(ROOT), env={**os.environ, "RAY_ADDRESS": ""})
+                             cwd=str(ROOT), env=_env())
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
     if out.returncode != 0 or not lines:
         raise RuntimeError(f"the two-node search failed (rc {out.returncode}): {out.stderr[-3000:]}")
