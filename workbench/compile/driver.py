@@ -12,11 +12,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import json
 import linecache
 import os
 import re
 import tempfile
 import time
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from workbench.analyse.gluon_form import gluon_form
@@ -40,9 +43,13 @@ _STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx")
 
 
 def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, str] | None = None,
-                   config: Any = None, binary: bool = False, **options) -> Artifact:
+                   config: Any = None, binary: bool = False, detail: str = "full", **options) -> Artifact:
     """``binary=True``: the Artifact holds the compiled kernel (``.compiled``) even when it comes from the disk
-    cache (then Triton's own cache gives the binary back)."""
+    cache (then Triton's own cache gives the binary back). ``detail="checks"``: only what the static checks and
+    a table of resources need (TTGIR with its line map, metadata: no SASS, other line maps or layouts); such an
+    Artifact is not cached, and ``rebuild`` makes the full one from the compiled files later."""
+    if detail not in ("full", "checks"):
+        raise ArgumentError(f"detail={detail!r}: 'full' or 'checks'")
     t0 = time.perf_counter()
     gpu_target = parse_target(target)
     fn, options, _ = unwrap(kernel, args, options, config)
@@ -73,10 +80,24 @@ def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, st
         hit.extra["compile_seconds"] = time.perf_counter() - t0
         return hit
     t_compiled = time.perf_counter()
-    art = _build_artifact(compiled, ptxas_log, gpu_target, key, source)
+    art = _build_artifact(compiled, ptxas_log, gpu_target, key, source, full=detail == "full")
     art.extra["timings"] = {"triton_compile": t_compiled - t0, "total": time.perf_counter() - t0}
-    cache.put(art)
+    if detail == "full":
+        cache.put(art)
     return art
+
+
+def rebuild(files: dict[str, str], source: SourceInfo, target: str, key: str) -> Artifact:
+    """The full Artifact of a kernel compiled elsewhere, from Triton's files for it (``metadata_group``: file
+    name -> path) and where its source is (``detail="checks"`` compiles leave the rest to this)."""
+    from triton.compiler.compiler import CompiledKernel
+
+    gpu_target = parse_target(target)
+    meta = json.loads(Path(next(p for n, p in files.items() if n.endswith(".json") and
+                                not n.startswith("__grp__"))).read_text())
+    src = SimpleNamespace(signature={}, constants={}, fn=SimpleNamespace(arg_names=[], launch_metadata=None))
+    compiled = CompiledKernel(src, dict(files), meta.get("hash", key))
+    return _build_artifact(compiled, "", gpu_target, key, source)
 
 
 def _cache_key(fn, bound: Bound, gpu_target) -> str:
@@ -180,24 +201,28 @@ def _line_mapper(stages: dict[str, str], user_file: str):
     return lambda f, ln: ln if any(same_file(f, a) for a in aliases) else None
 
 
-def _build_artifact(compiled, ptxas_log: str, gpu_target, key: str, source: SourceInfo) -> Artifact:
+def _build_artifact(compiled, ptxas_log: str, gpu_target, key: str, source: SourceInfo,
+                    full: bool = True) -> Artifact:
     stages: dict[str, str] = {name: compiled.asm[name] for name in _STAGE_ORDER if name in compiled.asm}
     cubin = compiled.asm.get("cubin")
-    if cubin is not None:
+    if cubin is not None and full:
         stages["sass"] = disassemble(cubin)
     mapper = _line_mapper(stages, source.filename)
     line_maps = {}
     for name, text in stages.items():
-        locs = stage_locations(name, text)
+        locs = stage_locations(name, text) if full or name == "ttgir" else None
         if locs:
             line_maps[name] = build_line_map(locs, source.filename, mapper)
     metadata = _metadata(compiled, cubin, ptxas_log, stages, gpu_target, mapper)
     layouts = Layouts()
-    if "ttgir" in stages:
+    if "ttgir" in stages and full:
         layouts = parse_layouts(stages["ttgir"], mapper)
         layouts.values = _values_from_declared(layouts)
-    return Artifact(name=compiled.metadata.name, target=target_name(gpu_target), key=key, stages=stages,
-                    metadata=metadata, layouts=layouts, source=source, line_maps=line_maps, compiled=compiled)
+    art = Artifact(name=compiled.metadata.name, target=target_name(gpu_target), key=key, stages=stages,
+                   metadata=metadata, layouts=layouts, source=source, line_maps=line_maps, compiled=compiled)
+    if not full:
+        art.extra["detail"] = "checks"
+    return art
 
 
 def _metadata(compiled, cubin, ptxas_log: str, stages: dict[str, str], gpu_target, mapper) -> Metadata:

@@ -94,7 +94,7 @@ def run_search(args: Any, cell: Any, code: Any, ns: dict[str, Any], device: Any,
         _errors.fail_at_magic_line(e, cell, args.search or "--search")
     shown = result.best_index
     if shown is None:
-        shown = next((c.index for c in result.candidates if c.index in result.artifacts), None)
+        shown = next((c.index for c in result.candidates if result.has_kernel(c.index)), None)
     ns["_search"] = result
     if args.output:
         ns[args.output] = result

@@ -92,7 +92,9 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
                        **result.phases},
             "utilisation": _utilisation(rows, result.phases, cluster_info, gpus),
             "notes": notes + result.notes, "rounds": rounds, "reference": reference is not None}
-    out = SearchResult(problem.name, tgt, cands, rows, info, result.artifacts)
+    from workbench.compile.tuners import base_jit
+
+    out = SearchResult(problem.name, tgt, cands, rows, info, kernel_fn=base_jit(kernel), problem=problem)
     if callable(getattr(show, "done", None)):
         show.done(out)
     return out

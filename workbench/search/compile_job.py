@@ -1,17 +1,17 @@
 """One candidate's compile and static checks, in whatever process runs it (a Ray task, or this one).
 
-No GPU is needed: the arguments are rebuilt as ``meta`` tensors. The outcome carries what the table shows
-(registers, spills, shared memory, findings, compile time), the Artifact (compressed JSON, for the candidate's
-Report) and the kernel's binary files, which a GPU worker on any node loads and launches without compiling.
+No GPU is needed: the arguments are rebuilt as ``meta`` tensors, and the compile stops at what the checks and
+the table need (``workbench.compile(detail="checks")``: no SASS listing, layouts or line maps but TTGIR's). The
+outcome carries what the table shows (registers, spills, shared memory, findings, compile time) and the
+kernel's binary (its cubin and metadata), which a GPU worker on any node loads and launches without compiling.
+A candidate's full Report is compiled again when asked for (``SearchResult.report``: a Triton cache hit).
 """
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 import traceback
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ from workbench.search.problem import Problem
 from workbench.search.space import Candidate
 from workbench.search.specs import build
 
-__all__ = ["Binary", "CompileOutcome", "compile_candidate", "pack_artifact", "unpack_artifact"]
+__all__ = ["Binary", "CompileOutcome", "compile_candidate", "node_name"]
 
 _KERNELS: dict[str, Any] = {}  # problem id -> the kernel, loaded once per process
 
@@ -44,18 +44,7 @@ class CompileOutcome:
     node: str
     row: dict[str, Any] = field(default_factory=dict)  # registers, spills, shared memory, findings
     error: str | None = None
-    artifact: bytes | None = None
     binary: Binary | None = None
-
-
-def pack_artifact(art: Any) -> bytes:
-    return zlib.compress(json.dumps(art.to_dict()).encode(), 6)
-
-
-def unpack_artifact(data: bytes) -> Any:
-    from workbench.compile.artifact import Artifact
-
-    return Artifact.from_dict(json.loads(zlib.decompress(data)))
 
 
 def node_name() -> str:
@@ -79,10 +68,15 @@ def _kernel(problem: Problem) -> Any:
     return k
 
 
+_LAUNCH_FILES = (".cubin", ".json", ".hsaco")  # what Triton's launcher loads (the IR stays behind)
+
+
 def _binary(compiled: Any) -> Binary | None:
     group = getattr(compiled, "metadata_group", None) or {}
     files = {}
     for name, path in group.items():
+        if not name.endswith(_LAUNCH_FILES) or name.startswith("__grp__"):
+            continue
         with open(path, "rb") as f:
             files[name] = f.read()
     if not files:
@@ -115,7 +109,8 @@ def compile_candidate(problem: Problem, cand: Candidate) -> CompileOutcome:
 
         kernel = _kernel(problem)
         values, _ = build(problem.specs, problem.storages, "meta", blocks=cand.blocks)
-        art = workbench.compile(kernel, target=problem.target, binary=True, **values, **cand.options)
+        art = workbench.compile(kernel, target=problem.target, binary=True, detail="checks", **values,
+                                **cand.options)
     except Exception as e:
         return CompileOutcome(cand.index, "compile-error", time.perf_counter() - t0, node, error=_error_text(e))
     compile_s = time.perf_counter() - t0
@@ -130,11 +125,9 @@ def compile_candidate(problem: Problem, cand: Candidate) -> CompileOutcome:
     errors = [f for f in findings if f.get("severity") == "error"]
     status = "skipped" if errors and problem.skip_on_error else "compiled"
     binary = _binary(art.compiled) if art.compiled is not None else None
-    art.compiled = None
     return CompileOutcome(cand.index, status, compile_s, node, row,
                           error="; ".join(f"line {f.get('line')}: [{f.get('rule')}] {f.get('message')}"
-                                          for f in errors[:3]) or None,
-                          artifact=pack_artifact(art), binary=binary)
+                                          for f in errors[:3]) or None, binary=binary)
 
 
 def _error_text(e: BaseException) -> str:

@@ -9,9 +9,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.search.compile_job import unpack_artifact
 from workbench.search.ranking import score
 from workbench.search.space import Candidate
+from workbench.search.specs import build
 
 __all__ = ["COLUMNS", "STATUSES", "SearchResult", "last", "show_candidate"]
 
@@ -39,7 +39,8 @@ class SearchResult:
     candidates: list[Candidate]
     rows: dict[int, dict[str, Any]]
     info: dict[str, Any] = field(default_factory=dict)  # cluster, devices, phases, utilisation, notes
-    artifacts: dict[int, bytes] = field(default_factory=dict, repr=False)
+    kernel_fn: Any = field(default=None, repr=False)  # the JITFunction searched (to compile a candidate's Report)
+    problem: Any = field(default=None, repr=False)  # its arguments' specs
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     _table: Any = field(default=None, repr=False)
 
@@ -101,6 +102,11 @@ class SearchResult:
                 return c
         raise IndexError(f"no candidate {i} (have 0..{len(self.candidates) - 1})")
 
+    def has_kernel(self, i: int) -> bool:
+        """Did candidate ``i`` compile (so that its Report can be made)?"""
+        return self.kernel_fn is not None and self.problem is not None and \
+            self.rows.get(i, {}).get("registers") is not None
+
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for r in self.rows.values():
@@ -153,14 +159,15 @@ class SearchResult:
     def report(self, i: int, **context: Any) -> Any:
         """Candidate ``i``'s Report (its stages, metadata, findings, what its run found), with the Search tab;
         ``context``: more of ``Report.from_artifact``'s arguments (the cell it came from)."""
+        from workbench.compile import compile as compile_kernel
         from workbench.report.report import Report
 
         cand = self.candidate(i)
-        data = self.artifacts.get(i)
-        if data is None:
+        if not self.has_kernel(i):
             r = self.rows.get(i, {})
             raise LookupError(f"candidate {i} has no compiled kernel to report ({r.get('status')}: {r.get('error')})")
-        art = unpack_artifact(data)
+        values, _ = build(self.problem.specs, self.problem.storages, "meta", blocks=cand.blocks)
+        art = compile_kernel(self.kernel_fn, target=self.target, **values, **cand.options)  # a Triton cache hit
         row = self.rows.get(i, {})
         ran = row.get("status") in ("ok", "check-failed", "hang", "fault")
         run = {"mode": "gpu" if ran else "compile", "ran": ran, "grid": list(cand.grid) if cand.grid else None,
