@@ -9,7 +9,8 @@
 Every module has ``CONFIGS`` (the default for a head dim is the first one that :func:`common.fits` it),
 ``DEFAULT``, ``prepare(q, k, v, causal, config, ...)`` -> :class:`common.Launch` (CPU tensors work, for
 compile-only inspection with :mod:`.compile_only`), ``launch(...)`` and ``attention(...)`` (tuned per problem).
-:func:`attention` here picks the best variant and config on first use per problem.
+:func:`attention` here picks the best variant and config on first use per problem; repeated calls launch from a
+per-problem cache (:mod:`.calls`, :mod:`tlx_kernels.launch`).
 
 Inputs: ``(B, H, S, D)`` contiguous bf16/fp16, ``D`` 64 or 128, any lengths (``S_q`` and ``S_kv`` may differ;
 causal masking is top-left aligned, as ``torch``'s ``is_causal``). Output in the input dtype; the natural-log
@@ -22,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from tlx_kernels.attention import common, triton_baseline, ws, ws_persistent, ws_pingpong, ws_pipelined
+from tlx_kernels.attention.calls import Attention
 from tlx_kernels.attention.common import (
     BENCH_SHAPES,
     QUICK_SHAPES,
@@ -63,21 +65,29 @@ def _checker(q, k, v, causal: bool, sm_scale: float):
     return lambda out: common.rel_err(out, ref) < common.tolerance(q.dtype)
 
 
-def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, out=None, lse=None,
-              return_lse: bool = False):
-    """``softmax(q k^T * sm_scale [+ causal mask]) v`` in ``q``'s dtype (and the logsumexp if ``return_lse``).
-
-    The first call for a problem (sizes bucketed to powers of two, dtype, head dim, causal) times
-    :func:`candidates` on the GPU and keeps the fastest whose output matches torch SDPA;
-    ``TLX_KERNELS_NO_TUNE=1`` takes the first.
-    """
+def _choose(q, k, v, causal: bool, sm_scale: float | None):
+    """(prepare, config) of the fastest candidate for this problem whose output matches torch SDPA (tuned once)."""
     p = common.problem(q, k, v, causal, sm_scale)
     name, cfg = _tuner.choose(p.key(), candidates(p.D),
                               lambda c: MODULES[c[0]].prepare(q, k, v, causal, c[1], sm_scale).run(),
                               check=_checker(q, k, v, causal, p.sm_scale) if p.key() not in _tuner.cache else None)
-    launch = MODULES[name].prepare(q, k, v, causal, cfg, sm_scale, out, lse, want_lse=return_lse)
-    launch.run()
-    return (launch.out, launch.lse) if return_lse else launch.out
+    return MODULES[name].prepare, cfg
+
+
+_attention = Attention(_choose)
+
+
+def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, out=None, lse=None,
+              return_lse: bool = False, graph: bool = False):
+    """``softmax(q k^T * sm_scale [+ causal mask]) v`` in ``q``'s dtype (and the logsumexp if ``return_lse``).
+
+    The first call for a problem (sizes bucketed to powers of two, dtype, head dim, causal) times
+    :func:`candidates` on the GPU and keeps the fastest whose output matches torch SDPA;
+    ``TLX_KERNELS_NO_TUNE=1`` takes the first. Repeated calls with the same layouts launch from a cache
+    (:mod:`.calls`); ``graph=True`` (with ``out``, and ``lse`` if ``return_lse``) replays a CUDA graph
+    captured for these tensors.
+    """
+    return _attention(q, k, v, causal, sm_scale, out=out, lse=lse, return_lse=return_lse, graph=graph)
 
 
 __all__ = [

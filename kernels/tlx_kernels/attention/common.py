@@ -118,18 +118,25 @@ def descriptor(t2d, block: Sequence[int]) -> TensorDescriptor:
     return TensorDescriptor(t2d, list(t2d.shape), list(t2d.stride()), list(block))
 
 
+_NO_LSE: dict[Any, Any] = {}  # device -> the 1-element tensor passed for lse when none is stored (never written)
+
+
 def outputs(q, out=None, lse=None, want_lse: bool = False):
     """(out, lse, store_lse): ``out`` like ``q`` (checked if given); ``lse`` fp32 ``(B, H, S_q)`` when given or
-    asked for (``store_lse`` True), else a 1-element dummy the kernels never write."""
+    asked for (``store_lse`` True), else a 1-element placeholder per device that the kernels never write."""
     import torch
 
     if out is None:
         out = torch.empty_like(q)
     elif tuple(out.shape) != tuple(q.shape) or out.dtype != q.dtype or not out.is_contiguous():
         raise ValueError("attention: out must be a contiguous tensor with q's shape and dtype")
+    if lse is None and want_lse:
+        return out, torch.empty(tuple(q.shape[:3]), dtype=torch.float32, device=q.device), True
     if lse is None:
-        shape = tuple(q.shape[:3]) if want_lse else (1,)
-        return out, torch.empty(shape, dtype=torch.float32, device=q.device), want_lse
+        placeholder = _NO_LSE.get(q.device)
+        if placeholder is None:
+            placeholder = _NO_LSE[q.device] = torch.empty(1, dtype=torch.float32, device=q.device)
+        return out, placeholder, False
     if tuple(lse.shape) != tuple(q.shape[:3]) or lse.dtype != torch.float32 or not lse.is_contiguous():
         raise ValueError("attention: lse must be a contiguous fp32 tensor of shape (B, H, S_q)")
     return out, lse, True
@@ -138,7 +145,8 @@ def outputs(q, out=None, lse=None, want_lse: bool = False):
 @dataclass
 class Launch:
     """Everything one launch needs: ``kernel[grid](*args, **kwargs)`` writes ``out`` (and ``lse``); when the
-    kernel wrote a padded buffer ``staged``, ``run`` copies its valid rows into ``out``."""
+    kernel wrote a padded buffer ``staged``, ``run`` copies its valid rows into ``out``. (The public calls launch
+    repeats of a problem from a cache instead: :mod:`.calls`.)"""
 
     kernel: Any
     args: tuple
@@ -148,10 +156,11 @@ class Launch:
     lse: Any
     problem: Problem
     staged: Any = None
+    compiled: Any = None  # what the last run's kernel[grid](...) returned (Triton's CompiledKernel)
 
     def run(self):
         if self.problem.S_q and self.problem.BH:
-            self.kernel[self.grid](*self.args, **self.kwargs)
+            self.compiled = self.kernel[self.grid](*self.args, **self.kwargs)
             if self.staged is not None:
                 self.out.copy_(self.staged[:, :, : self.problem.S_q])
         return self.out

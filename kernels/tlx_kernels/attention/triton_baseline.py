@@ -17,6 +17,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from tlx_kernels.attention import common as C
 from tlx_kernels.attention import device as dev
+from tlx_kernels.attention.calls import over_configs
 
 
 @triton.jit
@@ -105,9 +106,10 @@ def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, 
     return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
 
 
-def attention(q, k, v, causal: bool = False, sm_scale: float | None = None):
-    """Tuned over the :data:`CONFIGS` that fit the head dim, on first use per problem size."""
-    p = C.problem(q, k, v, causal, sm_scale)
-    cands = [(C.config_name(c), c) for c in C.configs_for(CONFIGS, p.D)]
-    cfg = _tuner.choose(p.key(), cands, lambda c: launch(q, k, v, causal, c, sm_scale))
-    return launch(q, k, v, causal, cfg, sm_scale)
+def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, out=None, graph: bool = False):
+    """Tuned over the :data:`CONFIGS` that fit the head dim, on first use per problem size; repeated calls launch
+    from a cache (:mod:`.calls`; ``graph=True`` with ``out``: a CUDA graph)."""
+    return _attention(q, k, v, causal, sm_scale, out=out, graph=graph)
+
+
+_attention = over_configs(prepare, CONFIGS, _tuner)

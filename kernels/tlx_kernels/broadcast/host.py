@@ -9,7 +9,6 @@ gives the launch arguments that compile-only inspection (``triton.compile`` for 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +17,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from tlx_kernels.broadcast.kernel import ACT_CODES, broadcast_linear_kernel
 from tlx_kernels.broadcast.tuning import Tuner
+from tlx_kernels.launch import Graphs, Plans, layout, need_outputs
 
 H200_SMS = 132  # SMs of an H100/H200 SXM, used when no GPU is present
 BMU = 64  # rows of the user box: the smallest wgmma M (row 0 is the user, the rest are dropped)
@@ -230,60 +230,55 @@ def prepare(
 # launch
 # ------------------------------------------------------------------------------------------------
 
-_compiled: dict[tuple, Any] = {}  # problem + config -> CompiledKernel of its first launch
-
-
-def _repeat_key(args, kwargs, grid, device) -> tuple:
-    descs = [(tuple(d.shape), tuple(d.strides), tuple(d.block_shape), str(d.base.dtype)) for d in args[:5]]
-    bias = args[5]
-    return (
-        tuple(descs),
-        str(bias.dtype),
-        bias.data_ptr() % 16 == 0,
-        args[6:],
-        tuple(sorted(kwargs.items())),
-        grid,
-        str(device),
-    )
-
-
 def launch(U, X, W, bias=None, act: str = "none", config: dict[str, Any] | None = None, out=None):
-    """One launch with ``config`` (default :data:`DEFAULT`); returns the ``(B, C, N)`` output.
+    """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
+    return _launch(U, X, W, bias, act, config, out, None)
 
-    The first launch of a problem goes through ``kernel[grid]`` (compile, Triton's checks); repeats call
-    the ``CompiledKernel`` it returned with fresh descriptors, skipping Triton's per-call binding and
-    cache lookup (``TLX_KERNELS_NO_FASTLAUNCH=1`` turns that off).
-    """
+
+def _launch(U, X, W, bias, act: str, config: dict[str, Any] | None, out, key: tuple | None):
     args, kwargs, grid, y = prepare(U, X, W, bias, act, config, out)
-    key = _repeat_key(args, kwargs, grid, U.device)
-    compiled = None if os.environ.get("TLX_KERNELS_NO_FASTLAUNCH") else _compiled.get(key)
-    if compiled is None:
-        compiled = broadcast_linear_kernel[grid](*args, **kwargs)
-        if compiled is not None and not hasattr(compiled, "result"):
-            _compiled[key] = compiled
-        return y
-    names = broadcast_linear_kernel.arg_names
-    compiled[(grid[0], 1, 1)](*args, *[kwargs[n] for n in names[len(args) :]])
+    compiled = broadcast_linear_kernel[grid](*args, **kwargs)
+    if key is not None:
+        _plans.offer(key, broadcast_linear_kernel, compiled, args, kwargs, grid, (U, X, W, bias, y))
     return y
 
 
+def _config_for(U, X, W, bias, act: str) -> dict[str, Any]:
+    """The tuned config of this problem (sizes, dtype, activation, bias or not), tuned on first use."""
+    key = (tuple(U.shape), tuple(X.shape), W.shape[1], str(U.dtype), act, bias is not None)
+    config = _tuner.cache.get(key)
+    if config is None:
+        B, C, _ = X.shape
+        scratch = empty_out(B, C, W.shape[1], U.dtype, U.device)
+        config = _tuner.choose(key, CONFIGS, lambda cfg: launch(U, X, W, bias, act, cfg, scratch), config_name)
+    return config
+
+
 _tuner = Tuner()
+_plans, _graphs = Plans(), Graphs()
 
 
-def broadcast_linear(U, X, W, bias=None, act: str = "none", *, config: dict[str, Any] | None = None, out=None):
+def broadcast_linear(U, X, W, bias=None, act: str = "none", *, config: dict[str, Any] | None = None, out=None,
+                     graph: bool = False):
     """``Y[b, c] = act(concat(U[b], X[b, c]) @ W + bias)`` with the fused kernel; see :mod:`tlx_kernels.broadcast`.
 
     Without ``config`` the first call for a problem (sizes, dtype, activation, bias or not) tunes over
-    :data:`CONFIGS` on the GPU into a scratch output and remembers the fastest.
+    :data:`CONFIGS` on the GPU into a scratch output and remembers the fastest. Repeated calls with the same
+    layouts launch from a cache (:mod:`tlx_kernels.launch`); ``graph=True`` (with ``out``) replays a CUDA graph
+    captured for these tensors.
     """
-    if config is None:
-        key = (tuple(U.shape), tuple(X.shape), W.shape[1], str(U.dtype), act, bias is not None)
-        config = _tuner.cache.get(key)
-        if config is None:
-            B, C, _ = X.shape
-            scratch = empty_out(B, C, W.shape[1], U.dtype, U.device)
-            config = _tuner.choose(key, CONFIGS, lambda cfg: launch(U, X, W, bias, act, cfg, scratch), config_name)
-    return launch(U, X, W, bias, act, config, out)
+    key = (layout(U), layout(X), layout(W), layout(bias), layout(out), act,
+           None if config is None else tuple(config.items()))
+    if graph:
+        need_outputs("broadcast_linear", out=out)
+        _graphs.replay(key, (U, X, W, bias, out), lambda: broadcast_linear(U, X, W, bias, act, config=config, out=out),
+                       "broadcast_linear")
+        return out
+    if _plans.get(key) is not None:  # then the operands were checked when it was made
+        y = out if out is not None else empty_out(X.shape[0], X.shape[1], W.shape[1], U.dtype, U.device)
+        if _plans.launch(key, (U, X, W, bias, y)):
+            return y
+    return _launch(U, X, W, bias, act, config if config is not None else _config_for(U, X, W, bias, act), out, key)
 
 
 __all__ = [

@@ -8,11 +8,12 @@
 - :mod:`.triton_dot`: the baseline, Triton's ``tl.dot`` over a comparable config set.
 
 Every module has ``CONFIGS`` (first = default), ``DEFAULT``, ``prepare(a, b, config, out)`` (the launch
-arguments; CPU tensors work, for compile-only inspection), ``launch(a, b, config, out)``,
-``matmul(a, b, config=None, out=None)`` (tunes on first use) and ``candidates()`` (the configs
+arguments; CPU tensors work, for compile-only inspection), ``launch(a, b, config, out)`` (one plain
+``kernel[grid](...)``), ``matmul(a, b, config=None, out=None, graph=False)`` (tunes on first use, then launches
+from a per-problem cache, :mod:`tlx_kernels.launch`; :mod:`.calls`) and ``candidates()`` (the configs
 ``bench/gemm.py --sweep`` tries); the TLX modules also name their ``kernel``. Kernels are real TLX
 (``import triton.language.extra.tlx as tlx``, ``@triton.jit``, from ``triton-utlx``); nothing here imports
-the workbench. Every launch is a plain ``kernel[grid](...)``. TLX K loops are written
+the workbench. TLX K loops are written
 ``tl.range(..., num_stages=0)``: Triton's own software pipeliner would otherwise add a wgmma wait(0)
 after every ``async_dot`` and serialize the hand-pipelined loop.
 """

@@ -1,4 +1,4 @@
-"""Shared pieces of the GEMM library: shapes, operand views for TMA, descriptors, launch, reference and error.
+"""Shared pieces of the GEMM library: shapes, operand views for TMA, descriptors, reference and error.
 
 It also re-exports the device helpers (:mod:`.device`) and the configs and tuner (:mod:`.tuning`), so kernels
 and scripts use one name, ``common`` (``C``).
@@ -34,7 +34,6 @@ from tlx_kernels.gemm.tuning import (
     feasible,
     problem_key,
     smem_bytes,
-    tuned_matmul,
     variants,
 )
 
@@ -114,6 +113,8 @@ def empty_out(M: int, N: int, dtype: Any, device: Any, fill: float | None = None
 
     per16 = 16 // dtype.itemsize
     padded = -(-N // per16) * per16
+    if fill is None and padded == N:
+        return torch.empty((M, N), dtype=dtype, device=device)
     if fill is None:
         store = torch.empty((M, padded), dtype=dtype, device=device)
     else:
@@ -202,21 +203,6 @@ def empty_product(a, b, out=None):
     return out.zero_()
 
 
-def launch(kernel, prepare, a, b, config, out):
-    """``kernel[grid](*args, **kwargs)`` from ``prepare(a, b, config, out)``; returns the output.
-
-    ``kernel`` None: ``prepare`` returns the kernel first (the tl.dot baseline picks one of two)."""
-    done = empty_product(a, b, out)
-    if done is not None:
-        return done
-    prepared = prepare(a, b, config, out)
-    if kernel is None:
-        kernel, prepared = prepared[0], prepared[1:]
-    args, kwargs, grid, c = prepared
-    kernel[grid](*args, **kwargs)
-    return c
-
-
 # ------------------------------------------------------------------------------------------------
 # reference and error
 # ------------------------------------------------------------------------------------------------
@@ -260,7 +246,6 @@ __all__ = [
     "empty_product",
     "feasible",
     "gemm_flops",
-    "launch",
     "num_sms",
     "operand",
     "Operands",
@@ -273,7 +258,6 @@ __all__ = [
     "store_tile",
     "tile_coords",
     "tma_operand",
-    "tuned_matmul",
     "Tuner",
     "variants",
 ]

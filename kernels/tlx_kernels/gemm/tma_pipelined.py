@@ -18,6 +18,7 @@ import triton.language as tl
 import triton.language.extra.tlx as tlx
 
 from tlx_kernels.gemm import common as C
+from tlx_kernels.gemm.calls import Matmul
 
 
 @triton.jit
@@ -132,17 +133,6 @@ def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | Non
     return (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kwargs, grid, ops.c
 
 
-def launch(a, b, config: dict[str, Any] | None = None, out=None):
-    """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
-    return C.launch(tma_pipelined_kernel, prepare, a, b, config, out)
-
-
-def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):
-    """``a @ b`` (bf16/fp16, fp32 accumulation), row- or column-major operands, any shape.
-
-    Without ``config`` the first call for a problem size tunes over :data:`CONFIGS` on the GPU.
-    """
-    return C.tuned_matmul(launch, CONFIGS, _tuner, a, b, config, out)
-
-
+_matmul = Matmul(tma_pipelined_kernel, prepare, CONFIGS, _tuner)
+launch, matmul = _matmul.launch, _matmul.matmul
 reference = C.reference

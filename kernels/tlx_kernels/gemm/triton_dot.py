@@ -18,6 +18,7 @@ import triton
 import triton.language as tl
 
 from tlx_kernels.gemm import common as C
+from tlx_kernels.gemm.calls import Matmul
 
 
 @triton.jit
@@ -152,16 +153,6 @@ def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | Non
     return kernel, (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kw, grid, ops.c
 
 
-def launch(a, b, config: dict[str, Any] | None = None, out=None):
-    """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
-    if a.is_cuda:
-        _ensure_allocator()
-    return C.launch(None, prepare, a, b, config, out)
-
-
-def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):
-    """``a @ b`` with Triton's ``tl.dot`` (tuned over :data:`CONFIGS` on the first call per problem)."""
-    return C.tuned_matmul(launch, CONFIGS, _tuner, a, b, config, out)
-
-
+_matmul = Matmul(None, prepare, CONFIGS, _tuner, before=lambda a: _ensure_allocator() if a.is_cuda else None)
+launch, matmul = _matmul.launch, _matmul.matmul
 reference = C.reference

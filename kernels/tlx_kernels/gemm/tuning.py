@@ -155,20 +155,6 @@ class Tuner:
         return self.cache[key]
 
 
-def tuned_matmul(launch, configs, tuner: Tuner, a, b, config=None, out=None):
-    """``launch(a, b, config, out)`` with ``config``, or with the config ``tuner`` picks from ``configs``
-    for this problem (tuned once per size, dtype and operand majorness, into a scratch output)."""
-    if config is None:
-        key = problem_key(a, b)
-        config = tuner.cache.get(key)
-        if config is None:
-            from tlx_kernels.gemm.common import empty_out
-
-            scratch = empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
-            config = tuner.choose(key, configs, lambda cfg: launch(a, b, cfg, out=scratch))
-    return launch(a, b, config, out)
-
-
 __all__ = [
     "SMEM_LIMIT",
     "Tuner",
@@ -178,6 +164,5 @@ __all__ = [
     "feasible",
     "problem_key",
     "smem_bytes",
-    "tuned_matmul",
     "variants",
 ]

@@ -26,6 +26,7 @@ import triton.language as tl
 import triton.language.extra.tlx as tlx
 
 from tlx_kernels.gemm import common as C
+from tlx_kernels.gemm.calls import Matmul
 
 
 @triton.jit
@@ -193,17 +194,6 @@ def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | Non
     return (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kwargs, grid, ops.c
 
 
-def launch(a, b, config: dict[str, Any] | None = None, out=None):
-    """One launch (``kernel[grid](...)``) with ``config`` (default :data:`DEFAULT`); returns the output."""
-    return C.launch(ws_cooperative_kernel, prepare, a, b, config, out)
-
-
-def matmul(a, b, *, config: dict[str, Any] | None = None, out=None):
-    """``a @ b`` (bf16/fp16, fp32 accumulation), row- or column-major operands, any shape.
-
-    Without ``config`` the first call for a problem size tunes over :data:`CONFIGS` on the GPU.
-    """
-    return C.tuned_matmul(launch, CONFIGS, _tuner, a, b, config, out)
-
-
+_matmul = Matmul(ws_cooperative_kernel, prepare, CONFIGS, _tuner)
+launch, matmul = _matmul.launch, _matmul.matmul
 reference = C.reference
