@@ -167,3 +167,28 @@ def test_ptxas_report_kept_when_tritons_cache_answers(tmp_path, monkeypatch):
         art = workbench.compile(sk.vector_add, x, x, x, 4096, BLOCK=512, num_warps=4)
         logs.append(art.metadata.extra.get("ptxas", ""))
     assert all("Used" in log and "registers" in log for log in logs)
+
+
+def test_detail_checks_keeps_what_the_checks_need_and_is_cached_apart(tmp_path, monkeypatch):
+    """workbench.compile(detail="checks") (the search's compile tasks): TTGIR with its line map and the metadata,
+    no SASS, layouts or other line maps; cached under its own key, so a full compile afterwards is full."""
+    import triton
+    import triton.language as tl
+
+    monkeypatch.setenv("TLX_WORKBENCH_CACHE_DIR", str(tmp_path))
+    cache.clear()
+
+    @triton.jit
+    def twice(x_ptr, n, B: tl.constexpr):
+        offs = tl.arange(0, B)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    light = workbench.compile(twice, torch.empty(64), 64, B=64, detail="checks")
+    assert "ttgir" in light.line_maps and "sass" not in light.stages and set(light.line_maps) == {"ttgir"}
+    assert light.metadata.registers and light.extra.get("detail") == "checks"
+    again = workbench.compile(twice, torch.empty(64), 64, B=64, detail="checks")
+    assert again.cache_hit
+    full = workbench.compile(twice, torch.empty(64), 64, B=64)
+    assert not full.cache_hit and "sass" in full.stages and full.layouts.declared
+    with pytest.raises(workbench.ArgumentError, match="detail="):
+        workbench.compile(twice, torch.empty(64), 64, B=64, detail="some")

@@ -49,15 +49,17 @@ def get(key: str) -> Artifact | None:
     return None
 
 
-def put(art: Artifact) -> None:
+def put(art: Artifact, key: str | None = None) -> None:
+    """Keep ``art`` under ``key`` (default: its own key)."""
+    key = key or art.key
     with _LOCK:
-        _MEMORY[art.key] = art
+        _MEMORY[key] = art
     d = cache_dir() / "artifacts"
     try:
         d.mkdir(parents=True, exist_ok=True)
-        tmp = d / f".{art.key}.{os.getpid()}.tmp"
+        tmp = d / f".{key}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(art.to_dict()))
-        tmp.replace(d / f"{art.key}.json")
+        tmp.replace(d / f"{key}.json")
     except OSError:
         pass  # a read-only cache dir only costs the disk tier
 

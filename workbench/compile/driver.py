@@ -12,14 +12,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
-import json
 import linecache
 import os
 import re
 import tempfile
 import time
-from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from workbench.analyse.gluon_form import gluon_form
@@ -39,6 +36,7 @@ from workbench.compile.tuners import unwrap
 from workbench.errors import ArgumentError, WorkbenchError
 
 ARTIFACT_FORMAT = 2
+_CHECKS = "-checks"  # the cache key suffix of a detail="checks" Artifact (a full one serves that detail too)
 _STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx")
 
 
@@ -46,8 +44,8 @@ def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, st
                    config: Any = None, binary: bool = False, detail: str = "full", **options) -> Artifact:
     """``binary=True``: the Artifact holds the compiled kernel (``.compiled``) even when it comes from the disk
     cache (then Triton's own cache gives the binary back). ``detail="checks"``: only what the static checks and
-    a table of resources need (TTGIR with its line map, metadata: no SASS, other line maps or layouts); such an
-    Artifact is not cached, and ``rebuild`` makes the full one from the compiled files later."""
+    a table of resources need (TTGIR with its line map, metadata: no SASS, other line maps or layouts), cached
+    under its own key; a full Artifact serves it too."""
     if detail not in ("full", "checks"):
         raise ArgumentError(f"detail={detail!r}: 'full' or 'checks'")
     t0 = time.perf_counter()
@@ -66,7 +64,7 @@ def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, st
         bound = bind(fn, backend, args, options)
 
     key = _cache_key(fn, bound, gpu_target)
-    hit = cache.get(key)
+    hit = cache.get(key) or (cache.get(key + _CHECKS) if detail == "checks" else None)
     if hit is not None and (hit.compiled is not None or not binary):
         # a shallow copy: the cached object keeps cache_hit=False for whoever holds it
         hit = dataclasses.replace(hit, cache_hit=True, extra=dict(hit.extra))
@@ -82,22 +80,8 @@ def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, st
     t_compiled = time.perf_counter()
     art = _build_artifact(compiled, ptxas_log, gpu_target, key, source, full=detail == "full")
     art.extra["timings"] = {"triton_compile": t_compiled - t0, "total": time.perf_counter() - t0}
-    if detail == "full":
-        cache.put(art)
+    cache.put(art, key if detail == "full" else key + _CHECKS)
     return art
-
-
-def rebuild(files: dict[str, str], source: SourceInfo, target: str, key: str) -> Artifact:
-    """The full Artifact of a kernel compiled elsewhere, from Triton's files for it (``metadata_group``: file
-    name -> path) and where its source is (``detail="checks"`` compiles leave the rest to this)."""
-    from triton.compiler.compiler import CompiledKernel
-
-    gpu_target = parse_target(target)
-    meta = json.loads(Path(next(p for n, p in files.items() if n.endswith(".json") and
-                                not n.startswith("__grp__"))).read_text())
-    src = SimpleNamespace(signature={}, constants={}, fn=SimpleNamespace(arg_names=[], launch_metadata=None))
-    compiled = CompiledKernel(src, dict(files), meta.get("hash", key))
-    return _build_artifact(compiled, "", gpu_target, key, source)
 
 
 def _cache_key(fn, bound: Bound, gpu_target) -> str:
