@@ -183,7 +183,8 @@ class Plans:
         """After the general path launched ``kernel[grid](*args, **kwargs)`` (which returned ``compiled``) for a
         call with ``tensors``: keep the launch as the plan of ``key`` if it can be replayed."""
         self.counts["general"] += 1
-        if not ENABLED or isinstance(self._plans.get(key), str) or not R.is_compiled(compiled) or R.hooks_set():
+        if (not ENABLED or isinstance(self._plans.get(key), str) or not R.is_compiled(compiled) or R.hooks_set()
+                or R.run_wrapped(kernel)):
             return  # known not plannable; or a capture or profiler is in the launch path now: plan later
         try:
             plan: Plan | str = Plan(kernel, compiled, Template(kernel, args, kwargs, tensors), grid,

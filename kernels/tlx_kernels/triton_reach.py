@@ -12,6 +12,8 @@ so an upgrade fails a test there instead of launching wrongly:
   ``CudaLauncher.__call__`` calls it) with the handles it needs, and Triton's own expansion of
   ``TensorDescriptor`` arguments into TMA descriptors (``wrap_handle_tensordesc``), so that the expansion runs
   once per set of data pointers instead of once per launch.
+- :func:`run_wrapped`: whether ``JITFunction.run`` is wrapped by something that marks it (``__wrapped__``: the
+  ``%%tlx`` capture): then no plan is made, so that every launch reaches it.
 - :func:`at_address`: a ``TensorDescriptor`` like another over a given device address (what the expansion
   reads of a descriptor's base is ``data_ptr()`` and, when the descriptor is built, ``dtype``).
 - :func:`current_device` and :func:`current_stream`: what ``JITFunction.run`` launches on.
@@ -45,6 +47,13 @@ def jit_state(kernel: Any) -> tuple:
     rt = knobs.runtime
     return (type(kernel).run, rt.add_stages_inspection_hook, knobs.compilation.instrumentation_mode, rt.debug,
             _listening(rt.launch_enter_hook) or _listening(rt.launch_exit_hook))
+
+
+def run_wrapped(kernel: Any) -> bool:
+    """Whether ``kernel[grid]`` goes through a wrapper of ``JITFunction.run`` that marks what it wraps
+    (``__wrapped__``, as the workbench's ``%%tlx`` capture and ``functools.wraps`` do): something that wants to
+    see every launch. uTLX's own wrapper (``ctas_per_cga``) carries no such mark."""
+    return hasattr(type(kernel).run, "__wrapped__")
 
 
 def is_compiled(obj: Any) -> bool:
@@ -133,4 +142,4 @@ class CompiledLaunch:
 
 
 __all__ = ["CompiledLaunch", "at_address", "current_device", "current_stream", "device_getter", "hooks_set",
-           "is_compiled", "jit_state", "stream_getter"]
+           "is_compiled", "jit_state", "run_wrapped", "stream_getter"]

@@ -15,6 +15,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from tlx_kernels.attention.common import BENCH_SHAPES, LONG_SHAPES  # noqa: E402
+
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
@@ -127,3 +129,26 @@ def test_large_scores_stay_finite():
     assert torch.isfinite(out).all()
     assert A.rel_err(out, A.reference(q, k, v, False)) < A.tolerance(torch.bfloat16)
     assert math.isfinite(A.rel_err(out, A.reference(q, k, v, False)))
+
+
+def _bench_id(s):
+    return f"B{s[0]}H{s[1]}S{s[2]}D{s[3]}" + ("c" if s[4] else "")
+
+
+@pytest.mark.parametrize("shape", BENCH_SHAPES + LONG_SHAPES, ids=_bench_id)
+def test_public_attention_matches_fp32_at_bench_shapes(shape, monkeypatch):
+    """``attention(q, k, v, causal)`` as a user calls it (tuned, then launched from its plan), on the first and last
+    head against the fp32 reference (a whole 32k problem's fp32 scores would take 128 GiB)."""
+    from tlx_kernels import attention as A
+
+    monkeypatch.setattr(A, "CANDIDATES", [("ws_persistent", 1), ("ws_pipelined", 1)])  # fewer compiles
+    B, H, S, D, causal = shape
+    q, k, v = inputs(B, H, S, S, D, torch.bfloat16, zlib.crc32(repr(shape).encode()) % 1000)
+    out = A.attention(q, k, v, causal)
+    again = A.attention(q, k, v, causal)
+    assert torch.isfinite(out).all()
+    for b, h in {(0, 0), (B - 1, H - 1)}:
+        sl = (slice(b, b + 1), slice(h, h + 1))
+        err = A.rel_err(out[sl], A.reference(q[sl], k[sl], v[sl], causal))
+        assert err < A.tolerance(torch.bfloat16), f"{shape} head ({b}, {h}): rel err {err:.3g}"
+    assert torch.equal(out, again), "the repeated call computed something else"

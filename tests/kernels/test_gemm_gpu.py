@@ -1,5 +1,6 @@
 """On a GPU: every GEMM of tlx_kernels.gemm against torch.matmul (rel err < 1e-2, NaN-poisoned outputs,
-fresh random inputs per test)."""
+fresh random inputs per test), and the public ``matmul`` (tuned config, cached launches) against an fp32 product
+at every benchmark shape and at odd sizes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import itertools
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from tlx_kernels.gemm.common import BENCH_SHAPES, ODD_SHAPES  # noqa: E402
 
 pytestmark = [
     pytest.mark.gpu,
@@ -108,3 +111,36 @@ def test_repeated_launches_agree():
         x, y = mod.launch(a, b), mod.launch(a, b)
         torch.cuda.synchronize()
         assert torch.equal(x, y), name
+
+
+# max |out - ref| / max |ref| against the fp32 product: rounding the output to bf16 (fp16) moves an element by at
+# most 2^-8 = 3.9e-3 (2^-11 = 4.9e-4) of itself; fp32 summation order adds ~1e-6. The bounds: 5e-3 and 1e-3.
+FP32_TOL = {torch.bfloat16: 5e-3, torch.float16: 1e-3}
+
+
+def _shape_id(s):
+    return "x".join(map(str, s))
+
+
+def _public_matmul_matches_fp32(name, shape, dtype):
+    from tlx_kernels import gemm as G
+
+    a, b = operands(*shape, dtype)
+    mod = G.MODULES[name]
+    out = mod.matmul(a, b)  # as a user calls it: the config tuned for this problem, a new output
+    again = mod.matmul(a, b)  # the second call launches from the plan (when the layouts allow one)
+    err = G.rel_err(out, a.float() @ b.float())
+    assert err < FP32_TOL[dtype], f"{name} {shape}: max rel err {err:.3g} against fp32"
+    assert torch.equal(out, again), "the repeated call computed something else"
+
+
+@pytest.mark.parametrize("shape", BENCH_SHAPES + ODD_SHAPES, ids=_shape_id)
+@pytest.mark.parametrize("name", KERNELS)
+def test_public_matmul_matches_fp32(name, shape):
+    _public_matmul_matches_fp32(name, shape, torch.bfloat16)
+
+
+@pytest.mark.parametrize("shape", [(4095, 4095, 4095), (2048, 2048, 16384)], ids=_shape_id)
+@pytest.mark.parametrize("name", ["ws_cooperative", "ws_pingpong"])
+def test_public_matmul_matches_fp32_fp16(name, shape):
+    _public_matmul_matches_fp32(name, shape, torch.float16)

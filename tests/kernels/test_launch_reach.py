@@ -88,9 +88,12 @@ def test_jit_state_changes_with_a_patched_run_a_hook_or_the_instrumentation_mode
     before = R.jit_state(W.kernel)
     assert R.jit_state(W.kernel) == before
     orig = JITFunction.run
-    JITFunction.run = lambda self, *a, **k: orig(self, *a, **k)  # what the %%tlx capture does
+    assert not R.run_wrapped(W.kernel)
+    patched = lambda self, *a, **k: orig(self, *a, **k)  # noqa: E731
+    patched.__wrapped__ = orig  # what the %%tlx capture does (workbench.run.launch_patches)
+    JITFunction.run = patched
     try:
-        assert R.jit_state(W.kernel) != before
+        assert R.jit_state(W.kernel) != before and R.run_wrapped(W.kernel)
     finally:
         JITFunction.run = orig
     assert not R.hooks_set()
@@ -168,3 +171,17 @@ def test_wrap_handle_tensordesc_returns_the_callable_when_there_is_no_descriptor
 
     expand = wrap_handle_tensordesc(R._last, {"x": "*fp32", "n": "i32"}, [])
     assert expand([1, 2]) == [1, 2]
+
+
+def test_the_tlx_capture_marks_its_patch_so_no_plan_is_made_under_it():
+    from tlx_kernels.gemm import ws_cooperative as W
+
+    from workbench.run import launch_patches
+
+    assert not R.run_wrapped(W.kernel)
+    undo = launch_patches.install(lambda: None)
+    try:
+        assert R.run_wrapped(W.kernel)
+    finally:
+        undo()
+    assert not R.run_wrapped(W.kernel)

@@ -26,6 +26,7 @@ from tlx_kernels.attention import common, triton_baseline, ws, ws_persistent, ws
 from tlx_kernels.attention.calls import Attention
 from tlx_kernels.attention.common import (
     BENCH_SHAPES,
+    LONG_SHAPES,
     QUICK_SHAPES,
     TEST_SHAPES,
     attention_flops,
@@ -93,6 +94,7 @@ def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, o
 __all__ = [
     "BENCH_SHAPES",
     "CANDIDATES",
+    "LONG_SHAPES",
     "MODULES",
     "QUICK_SHAPES",
     "TEST_SHAPES",

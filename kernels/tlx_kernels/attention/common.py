@@ -32,6 +32,13 @@ BENCH_SHAPES: list[tuple[int, int, int, int, bool]] = [
     (16, 32, 1024, 64, False),
 ]
 QUICK_SHAPES = BENCH_SHAPES[:2]
+# Long sequences (the same tokens per batch as the main shape, or more): 8k to 32k.
+LONG_SHAPES: list[tuple[int, int, int, int, bool]] = [
+    (2, 32, 8192, 128, False),
+    (1, 32, 16384, 128, False),
+    (1, 32, 32768, 128, False),
+    (1, 32, 16384, 128, True),
+]
 # (B, H, S_q, S_kv, D, causal) for correctness: odd lengths, tails in Q and KV, S_q != S_kv.
 TEST_SHAPES: list[tuple[int, int, int, int, int, bool]] = [
     (2, 3, 1000, 1000, 128, False),

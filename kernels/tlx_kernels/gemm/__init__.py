@@ -23,7 +23,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from tlx_kernels.gemm import common, tma_pipelined, triton_dot, ws_cooperative, ws_pingpong
-from tlx_kernels.gemm.common import BENCH_SHAPES, QUICK_SHAPES, TEST_SHAPES, reference, rel_err
+from tlx_kernels.gemm.common import BENCH_SHAPES, ODD_SHAPES, QUICK_SHAPES, TEST_SHAPES, reference, rel_err
 
 MODULES: dict[str, ModuleType] = {
     "tma_pipelined": tma_pipelined,
@@ -41,6 +41,7 @@ __all__ = [
     "BENCH_SHAPES",
     "KERNELS",
     "MODULES",
+    "ODD_SHAPES",
     "QUICK_SHAPES",
     "TEST_SHAPES",
     "common",

@@ -37,19 +37,27 @@ from tlx_kernels.gemm.tuning import (
     variants,
 )
 
-# Benchmark shapes (M, N, K); the quick set first.
+# Benchmark shapes (M, N, K): the cubes (the quick set first), then rectangles: tall, wide, small K, large K,
+# skinny M. Multiples of 16 (like most model shapes): operands go to TMA as they are.
 BENCH_SHAPES: list[tuple[int, int, int]] = [
     (8192, 8192, 8192),
     (4096, 4096, 4096),
     (2048, 2048, 2048),
-    (8192, 8192, 1024),
-    (16384, 1024, 4096),
-    (1024, 16384, 4096),
-    (512, 8192, 8192),
+    (1024, 1024, 1024),
+    (16384, 1024, 4096),  # tall
+    (1024, 16384, 4096),  # wide
+    (8192, 8192, 1024),  # small K
+    (8192, 4096, 512),
+    (2048, 2048, 16384),  # large K
+    (1024, 1024, 8192),
+    (512, 8192, 8192),  # skinny M
 ]
 QUICK_SHAPES: list[tuple[int, int, int]] = BENCH_SHAPES[:3]
-# Shapes for correctness tests: one not a multiple of any tile, one large.
-TEST_SHAPES: list[tuple[int, int, int]] = [(1000, 1500, 777), (4096, 4096, 4096)]
+# Shapes for correctness tests: odd sizes (no multiple of any tile; 4095 and 777 make row strides that TMA cannot
+# read, so an operand is copied into padded storage), then a large one.
+ODD_SHAPES: list[tuple[int, int, int]] = [(1000, 1000, 1000), (4095, 4095, 4095), (4095, 1000, 4096),
+                                          (1000, 4095, 2048), (1000, 1500, 777), (3000, 200, 5000)]
+TEST_SHAPES: list[tuple[int, int, int]] = [*ODD_SHAPES, (4096, 4096, 4096)]
 
 H200_SMS = 132  # streaming multiprocessors of an H200 / H100 SXM (used when no GPU is present)
 
@@ -233,6 +241,7 @@ def gemm_flops(M: int, N: int, K: int) -> float:
 __all__ = [
     "BENCH_SHAPES",
     "H200_SMS",
+    "ODD_SHAPES",
     "QUICK_SHAPES",
     "SMEM_LIMIT",
     "TEST_SHAPES",
