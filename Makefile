@@ -35,9 +35,11 @@ browser-deps:
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 test: install browser-deps
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	cd extension && npm test --silent
 	$(PY) -m pytest -q
 

@@ -7,6 +7,7 @@ registers the ``%%tlx`` cell magic.
 
 from __future__ import annotations
 
+from workbench._version import __version__
 from workbench.errors import (
     ArgumentError,
     CheckError,
@@ -16,9 +17,8 @@ from workbench.errors import (
     WorkbenchError,
 )
 
-__version__ = "0.1.0"
-
 __all__ = [
+    "__version__",
     "Artifact",
     "ArgumentError",
     "CheckError",

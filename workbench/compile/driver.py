@@ -87,7 +87,7 @@ def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, st
 def _cache_key(fn, bound: Bound, gpu_target) -> str:
     import triton
 
-    from workbench import __version__
+    from workbench._version import __version__
 
     return cache.make_key([
         ARTIFACT_FORMAT, __version__, triton.__version__, fn.cache_key, fn.is_gluon(), bound.signature,

@@ -65,8 +65,7 @@ def _reference(specs: list[CheckSpec], ns: dict[str, Any], launch: Any, cell: An
 def run_search(args: Any, cell: Any, code: Any, ns: dict[str, Any], device: Any, specs: list[CheckSpec],
                context: dict[str, Any]) -> Any:
     """Record the cell's launch, search it, return (the best candidate's Report, the SearchResult)."""
-    import workbench
-    from workbench.search import SearchSpaceError, parse_space
+    from workbench.search import SearchSpaceError, parse_space, search
 
     cap = Capture(device=device, target=args.target, record_only=True)
     try:
@@ -84,7 +83,7 @@ def run_search(args: Any, cell: Any, code: Any, ns: dict[str, Any], device: Any,
     kwargs = {k: v for k, v in launch.kwargs.items() if k not in searched}
     reference, outputs = _reference(specs, ns, launch, cell)
     try:
-        result = workbench.search(
+        result = search(
             launch.kernel, space, *launch.args, grid=launch.grid, reference=reference, outputs=outputs,
             target=args.target, compile_only=args.compile_only or not device.available, cluster=args.cluster,
             budget_s=args.budget, timeout_s=args.timeout, atol=args.atol, rtol=args.rtol,

@@ -83,7 +83,7 @@ def jsonable(value: Any) -> Any:
 def versions() -> dict[str, Any]:
     import triton
 
-    import workbench
+    from workbench._version import __version__
 
     try:
         import torch
@@ -92,7 +92,7 @@ def versions() -> dict[str, Any]:
     except Exception:
         torch_version = None
     return {
-        "workbench": workbench.__version__,
+        "workbench": __version__,
         "triton": triton.__version__,
         "torch": torch_version,
         "python": platform.python_version(),

@@ -105,11 +105,11 @@ def compile_candidate(problem: Problem, cand: Candidate) -> CompileOutcome:
     if cand.error:
         return CompileOutcome(cand.index, "compile-error", 0.0, node, error=cand.error)
     try:
-        import workbench
+        from workbench.compile import compile as compile_kernel
 
         kernel = _kernel(problem)
         values, _ = build(problem.specs, problem.storages, "meta", blocks=cand.blocks)
-        art = workbench.compile(kernel, target=problem.target, binary=True, detail="checks", **values,
+        art = compile_kernel(kernel, target=problem.target, binary=True, detail="checks", **values,
                                 **cand.options)
     except Exception as e:
         return CompileOutcome(cand.index, "compile-error", time.perf_counter() - t0, node, error=_error_text(e))
