@@ -1,28 +1,32 @@
-"""GEMM benchmark: the library's TLX kernels vs cuBLAS, Triton's tl.dot and Meta's Hopper GEMM tutorials, one run.
+"""GEMM benchmark: the library's public ``matmul`` vs cuBLAS, Triton's tl.dot and Meta's Hopper GEMM tutorials, one run.
 
-    python3 bench/gemm.py                        # 7 shapes, each kernel tuned over its CONFIGS (~3 min, H200)
-    python3 bench/gemm.py --quick                # 8192^3, 4096^3, 2048^3 (~1.5 min)
-    python3 bench/gemm.py --sweep --budget-s 200 # every candidate config of every kernel (~2-3 min)
+    python3 bench/gemm.py                        # BENCH_SHAPES (cubes and rectangles), ~2.5 min on an H200
+    python3 bench/gemm.py --quick                # 8192^3, 4096^3, 2048^3
+    python3 bench/gemm.py --shapes 4096x4096x4096,16384x1024x4096 --kernels ws_cooperative --meta meta_ws
+    python3 bench/gemm.py --timing flush         # kernel times (L2 flushed) instead of a user's back-to-back calls
+    python3 bench/gemm.py --sweep --budget-s 200 # every candidate config of every kernel (prepared launches)
     python3 bench/gemm.py --from-sweep latest    # the bench, tuning over CONFIGS + the sweep's 3 best
-    python3 bench/gemm.py --kernels ws_cooperative --shapes 8192x8192x8192 --no-meta
 
-Every GPU step runs in a worker process (bench/gemm_worker.py) so that a config that hangs or faults is
+Every GPU step runs in a worker process (bench/gemm_worker.py) so that a kernel that hangs or faults is
 recorded and the run goes on. First a preflight: each config is checked against torch.matmul on small
 shapes (NaN-poisoned output; several workers at once, which also compiles everything). Then, one worker
-at a time, per shape: cuBLAS (after ``--warmup-s`` of it), each library kernel (checked at the shape,
-tuned over its passing configs, the best timed again), Meta's tutorial kernels from the installed
-triton-utlx wheel (imported unmodified, their own configs, our operands and output dtype), then cuBLAS and
-every kernel's best config in ``--rounds`` interleaved rounds (the order rotates; the rows' ``ms`` is the median
-over rounds and ``ratio`` the median of the per-round ratios, so the H200's clock, which drops as it heats
-during a run, moves both sides of a ratio alike), cuBLAS again.
-Times: ``triton.testing.do_bench`` medians (L2 flushed) of the bare launch. ``--sweep`` times every
-candidate (``candidates()`` of each module) at every shape within ``--budget-s``, best candidates first,
-and prints the ranking to put into the modules' CONFIGS.
+at a time, per shape: cuBLAS (after ``--warmup-s`` of it), each library kernel's public call ``matmul(a, b)``
+as a user makes it (tuned on its first call over the configs that passed the preflight, a new output per call,
+repeats launched from the cached plan), checked against the fp32 product (``fp32_tolerance``: 5e-3 bf16, 1e-3
+fp16; a wrong or failing kernel is a row with its error), Meta's tutorial kernels from the installed triton-utlx
+wheel (imported unmodified, their own configs, our operands and output dtype; the best of ``--meta-configs`` by
+kernel time, then launched as prepared launches: descriptors built once, which favours them), then cuBLAS
+(``torch.matmul(a, b)``), every public call and Meta's best in ``--rounds`` interleaved rounds (the order rotates;
+a row's ``ms`` is the median over rounds and ``ratio`` the median of the per-round ratios, so the H200's clock,
+which drops as it heats during a run, moves both sides of a ratio alike), cuBLAS again. How one call is timed:
+``--timing`` (bench/call_timing.py; default: back-to-back calls, as a user's loop sees them).
+``--sweep`` times every candidate (``candidates()`` of each module) at every shape within ``--budget-s``, best
+candidates first, as prepared launches (kernel time), and prints the ranking to put into the modules' CONFIGS.
 
 Writes ``bench/results/gemm-<date>.json`` (``gemm-sweep-<date>.json``): device, date, torch, triton, command,
-rows of {kernel, shape, dtype, config, ms, tflops, baseline, baseline_ms, ratio} (ratio = baseline_ms / ms,
-one row per baseline measured in the run: cublas, triton_dot, meta_*), every measurement, the summary
-against the targets, and (sweep) the ranking.
+rows of {kernel, shape, dtype, causal, config, ms, tflops, baseline, baseline_ms, ratio, method} (ratio =
+baseline_ms / ms, one row per baseline measured in the run: cublas, triton_dot, meta_*), the check of every
+public call, every measurement, the summary against the targets, and (sweep) the ranking.
 """
 
 from __future__ import annotations
@@ -42,13 +46,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from call_timing import TIMINGS  # noqa: E402
 from gemm_report import OURS, baseline_rows, print_table, ranking, rounds_rows, summary  # noqa: E402
 from gemm_worker import META_FILES, WorkerProcess  # noqa: E402
 
 LIBRARY = OURS + ("triton_dot",)
+META_DEFAULT = ("meta_ws", "meta_coop")  # Meta's two fastest Hopper GEMMs in the 2026-12-03 run
 SWEEP_SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048)]
 PREFLIGHT_SHAPES = [(2304, 2048, 512), (1000, 1500, 777)]  # 1-3 tiles per CTA on 132 SMs; an odd shape
-TOL = 1e-2
+TOL = 1e-2  # max rel err against torch.matmul (bf16 output: both sides rounded), preflight and Meta's kernels
 
 
 def log(*a: Any) -> None:
@@ -124,7 +130,7 @@ def preflight(plan: dict[str, list[dict]], shapes: list, args) -> dict[str, dict
                 break
             for shape in shapes:
                 base = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, time=False)
-                for r in run_configs(workers, dict(base, configs=cfgs, warmup_ms=1, rep_ms=1)):
+                for r in run_configs(workers, dict(base, configs=cfgs, rep_ms=1)):
                     with lock:
                         if verdict[kernel].get(r["config"], "ok") == "ok":
                             verdict[kernel][r["config"]] = "ok" if not r.get("error") else f"{shape}: {r['error']}"
@@ -164,7 +170,7 @@ def best_of(records: list[dict]) -> dict | None:
 
 def cublas(workers: Workers, shape, args, warmup_s: float) -> float | None:
     res, _, fail = workers.get().run(dict(op="cublas", shape=shape, dtype=args.dtype, warmup_s=warmup_s,
-                                          warmup_ms=25, rep_ms=args.rep))
+                                          rep_ms=args.rep, timing=args.timing))
     if fail or not res or res.get("error"):
         workers.drop() if fail else None
         log(f"  cublas FAILED: {fail or (res or {}).get('error')}")
@@ -172,22 +178,37 @@ def cublas(workers: Workers, shape, args, warmup_s: float) -> float | None:
     return res["ms"]
 
 
-def library_shape(workers: Workers, kernel: str, cfgs: list[dict], shape, args) -> list[dict]:
-    """Tune ``kernel`` over ``cfgs`` at ``shape`` (short runs), then time the best again (full run)."""
-    job = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, warmup_ms=25, rep_ms=args.rep)
-    tuned: list[dict] = []
-    if len(cfgs) > 1:
-        rows = run_configs(workers, dict(job, configs=cfgs, warmup_ms=10, rep_ms=args.tune_rep))
-        tuned = measure("library", kernel, shape, rows, args, "tune")
-        best = best_of(tuned)
-        cfgs = [best["cfg"]] if best else []
-    if not cfgs:
-        return tuned
-    return tuned + measure("library", kernel, shape, run_configs(workers, dict(job, configs=cfgs)), args, "final")
+def public_shape(workers: Workers, passing: dict[str, list[dict]], shape, args) -> list[dict]:
+    """Each kernel's public ``matmul(a, b)`` at ``shape``: tuned over its passing configs, checked against the fp32
+    product; one record per kernel (phase "final", no time: the rounds time it). After a hang or a crash the
+    kernel that was running gets an error record and the rest go on in a fresh worker."""
+    import torch
+    from tlx_kernels.gemm.common import fp32_tolerance
+
+    tol = fp32_tolerance({"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype])
+    todo, rows = dict(passing), []
+    while todo:
+        res, got, fail = workers.get().run(dict(op="public", shape=shape, dtype=args.dtype, tol=tol, configs=todo))
+        rows += got
+        rest = {k: v for k, v in todo.items() if k not in {r["kernel"] for r in got}}
+        if fail is None:
+            err = (res or {}).get("error")
+            rows += [dict(kernel=k, config=None, error=err or "no result") for k in rest]
+            break
+        workers.drop()
+        name, reason = fail
+        name = name if name in rest else next(iter(rest), None)  # died before naming a kernel: blame the next
+        if name is not None:
+            rows.append(dict(kernel=name, config=None, error=reason))
+            rest.pop(name)
+        todo = rest
+    return [dict(kind="library", kernel=r["kernel"], shape=list(shape), dtype=args.dtype, phase="final",
+                 config=r.get("config"), cfg=r.get("cfg"), ms=None, tflops=None, rel_err=r.get("rel_err"),
+                 error=r.get("error"), tune=r.get("tune")) for r in rows]
 
 
 def meta_shape(workers: Workers, key: str, shape, args) -> list[dict]:
-    job = dict(op="meta", kernel=key, shape=shape, dtype=args.dtype, tol=TOL, warmup_ms=25, rep_ms=args.rep,
+    job = dict(op="meta", kernel=key, shape=shape, dtype=args.dtype, tol=TOL, rep_ms=args.tune_rep,
                limit=args.meta_configs)
     res, rows, fail = workers.get().run(job)
     if fail:
@@ -199,15 +220,18 @@ def meta_shape(workers: Workers, key: str, shape, args) -> list[dict]:
 
 
 def rounds_shape(workers: Workers, records: list[dict], shape, args) -> dict[str, list[float]] | None:
-    """cuBLAS and the best config of every kernel timed at ``shape`` in ``args.rounds`` interleaved rounds."""
+    """cuBLAS, every library kernel's public call that passed its check and Meta's best config of each of its kernels,
+    timed at ``shape`` in ``args.rounds`` interleaved rounds."""
     items = [dict(label="cublas", kind="cublas")]
-    for k in sorted({r["kernel"] for r in records if r["shape"] == list(shape)}):
-        best = best_of([r for r in records if r["shape"] == list(shape) and r["kernel"] == k and r["phase"] == "final"])
+    here = [r for r in records if r["shape"] == list(shape) and r["phase"] == "final"]
+    for k in sorted({r["kernel"] for r in here if r["kind"] == "library" and not r["error"]}):
+        items.append(dict(label=k, kind="public", kernel=k))
+    for k in sorted({r["kernel"] for r in here if r["kind"] == "meta"}):
+        best = best_of([r for r in here if r["kernel"] == k])
         if best is not None:
-            items.append(dict(label=k, kind=best["kind"], kernel=k,
-                              cfg=best["config"] if best["kind"] == "meta" else best["cfg"]))
-    job = dict(op="rounds", shape=shape, dtype=args.dtype, tol=TOL, items=items, rounds=args.rounds, warmup_ms=10,
-               rep_ms=args.round_rep, limit=args.meta_configs)
+            items.append(dict(label=k, kind="meta", kernel=k, cfg=best["config"]))
+    job = dict(op="rounds", shape=shape, dtype=args.dtype, tol=TOL, items=items, rounds=args.rounds,
+               rep_ms=args.round_rep, limit=args.meta_configs, timing=args.timing)
     res, _, fail = workers.get().run(job)
     if fail or not res or res.get("error"):
         workers.drop() if fail else None
@@ -230,8 +254,8 @@ def sweep(workers: Workers, plan: dict[str, list[dict]], shapes, args, deadline:
                     skipped = dict(config=_name(cfgs[rank]), cfg=cfgs[rank], ms=None, error="skipped: budget")
                     records += measure("library", kernel, shape, [skipped], args, phase)
                     continue
-                job = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, warmup_ms=25,
-                           rep_ms=args.rep, configs=[cfgs[rank]])
+                job = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, rep_ms=args.rep,
+                           configs=[cfgs[rank]])
                 recs = measure("library", kernel, shape, run_configs(workers, job), args, phase)
                 records += recs
                 r = recs[0]
@@ -278,36 +302,126 @@ def write(doc: dict, args, stem: str) -> Path:
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
+def bench_shapes(workers: Workers, passing: dict, kernels: list[str], shapes, args, cub: dict,
+                 inter: dict) -> list[dict]:
+    """Per shape: cuBLAS, the public calls (checked), Meta's kernels (tuned), the interleaved rounds, cuBLAS."""
+    records: list[dict] = []
+    metas = [] if args.no_meta else [m for m in args.meta.split(",") if m]
+    for i, shape in enumerate(shapes):
+        log(f"== {'x'.join(map(str, shape))}")
+        cub[shape] = {"before_ms": cublas(workers, shape, args, args.warmup_s if i == 0 else 0.0)}
+        records += public_shape(workers, {k: passing[k] for k in kernels}, shape, args)
+        for key in metas:
+            records += meta_shape(workers, key, shape, args)
+        here = [r for r in records if r["shape"] == list(shape)]
+        for r in (r for r in here if r["kind"] == "library"):
+            log(f"  {r['kernel']:15s} " + (f"FAILED {str(r['error'])[:200]}" if r["error"] else
+                                           f"rel err {r['rel_err']:.2e} (fp32)  {str(r['config'])[:70]}"))
+        for key in metas:
+            b = best_of([r for r in here if r["kernel"] == key])
+            log(f"  {key:15s} " + (f"{b['tflops']:7.1f} TFLOP/s kernel time  {b['config'][:60]}" if b else "FAILED"))
+        log(f"  interleaved: cuBLAS, the public calls and Meta's best, {args.rounds} rounds")
+        per = rounds_shape(workers, records, shape, args)
+        if per:
+            inter[shape] = per
+        cub[shape]["after_ms"] = cublas(workers, shape, args, 0.0)
+    return records
+
+
+def sweep_shapes(workers: Workers, passing: dict, shapes, args, t_start: float, cub: dict) -> list[dict]:
+    """Every passing candidate at every shape within the budget, then the five best of each kernel once more."""
+    for shape in shapes:
+        cub[shape] = {"before_ms": cublas(workers, shape, args, args.warmup_s)}
+    records = sweep(workers, passing, shapes, args, t_start + args.budget_s)
+    top = {k: [r["cfg"] for r in v[:5]] for k, v in ranking(records, shapes).items()}
+    if time.time() < t_start + args.budget_s - 20 and any(top.values()):
+        log("confirming the top configs:")
+        confirm = sweep(workers, top, shapes, args, t_start + args.budget_s, "confirm")
+        records += [r for r in confirm if r["ms"]]
+    for shape in shapes:
+        cub[shape]["after_ms"] = cublas(workers, shape, args, 0.0)
+    return records
+
+
+def report(args, info: dict, shapes, records: list[dict], cub: dict, inter: dict, verdict: dict,
+           t_start: float) -> dict:
+    for c in cub.values():
+        both = [v for v in c.values() if v]
+        c["ms"] = min(both) if both else None
+    timed = [r for r in records if r["phase"] in ("sweep", "confirm")]
+    rows = baseline_rows(timed, cub, shapes, args) if args.sweep else rounds_rows(inter, records, args)
+    summ = summary(rows, shapes)
+    print_table(rows, cub, shapes, inter)
+    log("\n== best library kernel vs cuBLAS and vs Meta's best (targets: >= Meta's best at 8192^3 and 4096^3, "
+        ">= 1.00x cuBLAS at 2048^3 and 1024^3)")
+    for s in summ:
+        log(f"  {'x'.join(map(str, s['shape'])):>16s} {str(s['best_kernel']):>15s} "
+            + (f"{s['tflops']:7.1f} TFLOP/s {s['vs_cublas']:.3f}x cuBLAS" if s["vs_cublas"] else "-")
+            + (f", {s['vs_meta']:.3f}x Meta's best" if s.get("vs_meta") else "")
+            + (f"  target: {'met' if s['met'] else 'MISSED'}" if s["met"] is not None else ""))
+    method = TIMINGS["flush" if args.sweep else args.timing]
+    doc: dict[str, Any] = dict(
+        device=info["device"], date=dt.datetime.now().isoformat(timespec="seconds"), torch=info["torch"],
+        triton=info["triton"], command=" ".join(["python3", "bench/gemm.py"] + sys.argv[1:]), sms=info["sms"],
+        mode="sweep" if args.sweep else "bench",
+        timing=("prepared launches (descriptors built once): " if args.sweep else
+                "public calls (ours: matmul(a, b); cuBLAS: torch.matmul(a, b); Meta's: prepared launches): ") + method,
+        shapes=[list(s) for s in shapes], rows=rows, summary=summ,
+        checks=[{k: r.get(k) for k in ("kernel", "shape", "config", "rel_err", "error")} for r in records
+                if r["kind"] == "library" and r["phase"] == "final"],
+        cublas={"x".join(map(str, s)): v for s, v in cub.items()}, measurements=records, preflight=verdict,
+        interleaved={"x".join(map(str, s)): v for s, v in inter.items()},
+    )
+    if args.sweep:
+        doc["ranking"] = ranking(timed, shapes)
+        log("\n== ranking (geometric mean of speed relative to each shape's best; put the top ones into CONFIGS)")
+        for kernel, ranked in doc["ranking"].items():
+            log(f"  {kernel}:")
+            for r in ranked[:6]:
+                log(f"    {r['score']:.3f} {r['tflops']}  {r['cfg']}")
+    doc["wall_s"] = round(time.time() - t_start, 1)
+    return doc
+
+
+def parse_args(argv: list[str] | None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="8192^3, 4096^3 and 2048^3 only")
     p.add_argument("--sweep", action="store_true", help="time every candidate config (see module docstring)")
     p.add_argument("--budget-s", type=float, default=200.0, help="--sweep: wall-clock budget of the whole run, s")
     p.add_argument("--kernels", default=",".join(LIBRARY), help=f"comma list from {','.join(LIBRARY)}")
-    p.add_argument("--shapes", default=None, help="MxNxK[,MxNxK...]")
+    p.add_argument("--shapes", default=None, help="MxNxK[,MxNxK...] (any list)")
     p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"], help="inputs and output")
+    p.add_argument("--meta", default=",".join(META_DEFAULT), help=f"Meta's kernels, from {','.join(META_FILES)}")
     p.add_argument("--no-meta", action="store_true", help="leave out Meta's tutorial kernels")
-    p.add_argument("--meta-configs", type=int, default=8, help="configs of hopper_gemm_ws tried (theirs, pruned)")
-    p.add_argument("--rep", type=int, default=100, help="do_bench rep (ms) of a final timing")
-    p.add_argument("--tune-rep", type=int, default=30, help="do_bench rep (ms) while tuning")
-    p.add_argument("--warmup-s", type=float, default=2.0, help="seconds of cuBLAS before the first timing of a shape")
+    p.add_argument("--meta-configs", type=int, default=8, help="configs of each Meta kernel tried (theirs, pruned)")
+    p.add_argument("--timing", default="calls", choices=sorted(TIMINGS), help="how one call is timed (bench)")
+    p.add_argument("--rep", type=int, default=100, help="rep (ms) of a sweep timing and of cuBLAS before/after")
+    p.add_argument("--tune-rep", type=int, default=30, help="rep (ms) of a timing of one of Meta's configs")
+    p.add_argument("--warmup-s", type=float, default=2.0, help="seconds of cuBLAS before the first timing")
     p.add_argument("--workers", type=int, default=min(6, max(1, (os.cpu_count() or 2) // 2)), help="preflight workers")
     p.add_argument("--odd", action="store_true", help="--sweep: preflight also checks the odd shape 1000x1500x777")
     p.add_argument("--job-timeout", type=float, default=240.0, help="s without progress before a worker is killed")
     p.add_argument("--from-sweep", default=None, metavar="PATH|latest",
                    help="also tune over the 3 best configs per kernel of a --sweep result (latest: the newest)")
-    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per shape for the rows (0: off)")
-    p.add_argument("--round-rep", type=int, default=40, help="do_bench rep (ms) of one timing in a round")
+    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per shape (at least 1)")
+    p.add_argument("--round-rep", type=int, default=40, help="rep (ms) of one timing in a round")
     p.add_argument("--out", default=None, help="output JSON path")
     args = p.parse_args(argv)
+    args.rounds = max(1, args.rounds)
+    kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
+    unknown = [k for k in kernels if k not in LIBRARY] + [m for m in args.meta.split(",") if m and m not in META_FILES]
+    if unknown:
+        p.error(f"unknown kernels {unknown}; ours: {LIBRARY}, Meta's: {tuple(META_FILES)}")
+    return args, kernels
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, kernels = parse_args(argv)
     t_start = time.time()
 
     from tlx_kernels import gemm as G
     from tlx_kernels.gemm.common import BENCH_SHAPES, QUICK_SHAPES, config_name
 
-    kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
-    if [k for k in kernels if k not in LIBRARY]:
-        p.error(f"unknown kernels in {kernels}; choose from {LIBRARY}")
     shapes = [tuple(s) for s in (parse_shapes(args.shapes) if args.shapes else
                                  SWEEP_SHAPES if args.sweep else QUICK_SHAPES if args.quick else BENCH_SHAPES)]
     workers = Workers(args.job_timeout)
@@ -327,70 +441,14 @@ def main(argv: list[str] | None = None) -> int:
     passing = {k: [c for c in cfgs if verdict[k].get(config_name(c)) == "ok"] for k, cfgs in plan.items()}
     log(f"preflight done at {time.time() - t_start:.0f} s")
 
-    records: list[dict] = []
     cub: dict[tuple, dict] = {}
     inter: dict[tuple, dict[str, list[float]]] = {}
     if args.sweep:
-        for shape in shapes:
-            cub[shape] = {"before_ms": cublas(workers, shape, args, args.warmup_s)}
-        records = sweep(workers, passing, shapes, args, t_start + args.budget_s)
-        # time left: the five best of each kernel once more, in turn, so the pick does not rest on one timing
-        top = {k: [r["cfg"] for r in v[:5]] for k, v in ranking(records, shapes).items()}
-        if time.time() < t_start + args.budget_s - 20 and any(top.values()):
-            log("confirming the top configs:")
-            confirm = sweep(workers, top, shapes, args, t_start + args.budget_s, "confirm")
-            records += [r for r in confirm if r["ms"]]
+        records = sweep_shapes(workers, passing, shapes, args, t_start, cub)
     else:
-        for shape in shapes:
-            log(f"== {'x'.join(map(str, shape))}")
-            cub[shape] = {"before_ms": cublas(workers, shape, args, args.warmup_s)}
-            for k in kernels:
-                records += library_shape(workers, k, passing[k], shape, args)
-            for key in () if args.no_meta else META_FILES:
-                records += meta_shape(workers, key, shape, args)
-            for k in list(kernels) + ([] if args.no_meta else list(META_FILES)):
-                mine = [r for r in records if r["shape"] == list(shape) and r["kernel"] == k and r["phase"] == "final"]
-                r = best_of(mine) or (mine[-1] if mine else None)
-                if r is not None:
-                    log(f"  {k:15s} " + (f"{r['tflops']:7.1f} TFLOP/s  {r['config'][:70]}" if r["ms"]
-                                         else f"FAILED {str(r['error'])[:200]}"))
-            if args.rounds:
-                log(f"  interleaved: cuBLAS and each kernel's best config, {args.rounds} rounds")
-                per = rounds_shape(workers, records, shape, args)
-                if per:
-                    inter[shape] = per
-            cub[shape]["after_ms"] = cublas(workers, shape, args, 0.0)
-    for shape in shapes:
-        cub[shape].setdefault("after_ms", cublas(workers, shape, args, 0.0))
-        both = [v for v in cub[shape].values() if v]
-        cub[shape]["ms"] = min(both) if both else None
+        records = bench_shapes(workers, passing, kernels, shapes, args, cub, inter)
     workers.close()
-
-    timed = [r for r in records if r["phase"] in ("final", "sweep", "confirm")]
-    rows = rounds_rows(inter, timed, args) if inter else baseline_rows(timed, cub, shapes, args)
-    summ = summary(rows, shapes)
-    print_table(rows, cub, shapes, inter)
-    log("\n== best library kernel vs cuBLAS (targets: 1.05x at 8192^3 and 4096^3, 1.00x at 2048^3)")
-    for s in summ:
-        log(f"  {'x'.join(map(str, s['shape'])):>16s} {str(s['best_kernel']):>15s} "
-            + (f"{s['tflops']:7.1f} TFLOP/s {s['vs_cublas']:.3f}x" if s["vs_cublas"] else "-")
-            + (f"  target {s['target']:.2f}x: {'met' if s['met'] else 'MISSED'}" if s["target"] else ""))
-    doc: dict[str, Any] = dict(
-        device=info["device"], date=dt.datetime.now().isoformat(timespec="seconds"), torch=info["torch"],
-        triton=info["triton"], command=" ".join(["python3", "bench/gemm.py"] + sys.argv[1:]), sms=info["sms"],
-        mode="sweep" if args.sweep else "bench", timing="do_bench median of the bare launch (L2 flushed)",
-        shapes=[list(s) for s in shapes], rows=rows, summary=summ,
-        cublas={"x".join(map(str, s)): v for s, v in cub.items()}, measurements=records, preflight=verdict,
-        interleaved={"x".join(map(str, s)): v for s, v in inter.items()},
-    )
-    if args.sweep:
-        doc["ranking"] = ranking(timed, shapes)
-        log("\n== ranking (geometric mean of speed relative to each shape's best; put the top ones into CONFIGS)")
-        for kernel, ranked in doc["ranking"].items():
-            log(f"  {kernel}:")
-            for r in ranked[:6]:
-                log(f"    {r['score']:.3f} {r['tflops']}  {r['cfg']}")
-    doc["wall_s"] = round(time.time() - t_start, 1)
+    doc = report(args, info, shapes, records, cub, inter, verdict, t_start)
     path = write(doc, args, "gemm-sweep" if args.sweep else "gemm")
     log(f"\nwrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ({doc['wall_s']} s)")
     return 0

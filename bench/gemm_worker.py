@@ -1,18 +1,22 @@
 """GPU worker of bench/gemm.py: reads JSON jobs on stdin, answers one ``RESULT {...}`` line per job on stdout.
 
 A child process, so that a kernel that hangs or faults (a poisoned CUDA context) costs only the job it
-was running: the parent kills it and starts another. Before each config it prints ``BEGIN {...}`` so the
-parent knows which config was running when a job timed out. Jobs (``op``):
+was running: the parent kills it and starts another. Before each item it prints ``BEGIN {...}`` so the
+parent knows which one was running when a job timed out. Jobs (``op``):
 
-- ``cublas``: time ``torch.matmul`` (after ``warmup_s`` seconds of it, to bring the GPU to its working clock);
-- ``configs``: for each config of a library kernel: launch into a NaN-poisoned output, compare with torch
-  (``rel_err`` < ``tol``; a wrong or failing config is recorded, not fatal), then time the bare launch
-  (``kernel[grid](*args)`` with the descriptors built once) with ``triton.testing.do_bench`` (median);
+- ``cublas``: time ``torch.matmul(a, b)`` (after ``warmup_s`` seconds of it, to bring the GPU to its working clock);
+- ``public``: for each library kernel, its public ``matmul(a, b)`` as a user calls it (tuned on this first call
+  over the job's configs, a new output, later calls launched from the cached plan), checked against the fp32
+  product (``rel_err`` < ``tol``; a wrong or failing kernel is recorded, not fatal), with the config it tuned to;
+- ``configs``: for each config of a library kernel (the preflight and ``--sweep``): launch into a NaN-poisoned
+  output, compare with torch, then time the bare launch (``kernel[grid](*args)``, descriptors built once);
 - ``meta``: the same for the configs of one of Meta's Hopper GEMM tutorials from the installed wheel,
   imported unmodified and launched as their own wrappers launch them, with our operands and output;
+- ``rounds``: cuBLAS, the library's public calls and Meta's best configs, timed in interleaved rounds;
 - ``exit``.
 
-Every job names its shape and dtype; operands are made once per (shape, dtype, seed) and kept.
+Timings: ``call_timing.time_call`` (``timing``: "calls", back to back as a user's loop; "flush", do_bench). Every
+job names its shape and dtype; operands are made once per (shape, dtype, seed) and kept.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import interleave
+from call_timing import time_call
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
@@ -60,12 +65,6 @@ def operands(M: int, N: int, K: int, dtype: str, seed: int = 0):
     return _operands[key]
 
 
-def bench(fn, warmup_ms: int, rep_ms: int) -> float:
-    import triton.testing as tt
-
-    return float(tt.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
-
-
 def check(run, ref, out, tol: float) -> float:
     """Launch ``run()`` into ``out`` (NaN-poisoned first) and return the error against ``ref``; raise if wrong."""
     import torch
@@ -83,15 +82,75 @@ def check(run, ref, out, tol: float) -> float:
 def job_cublas(job: dict) -> dict:
     import torch
 
-    a, b, ref = operands(*job["shape"], job["dtype"])
-    out = torch.empty_like(ref)
+    a, b, _ref = operands(*job["shape"], job["dtype"])
     t_end = time.perf_counter() + job.get("warmup_s", 0.0)
     while time.perf_counter() < t_end:
         for _i in range(8):
-            torch.matmul(a, b, out=out)
+            torch.matmul(a, b)
         torch.cuda.synchronize()
-    ms = bench(lambda: torch.matmul(a, b, out=out), job["warmup_ms"], job["rep_ms"])
-    return {"ms": ms}
+    return {"ms": time_call(lambda: torch.matmul(a, b), job["rep_ms"], job.get("timing", "calls"))}
+
+
+def public_call(name: str, a, b):
+    """A user's call of library kernel ``name``: ``matmul(a, b)`` (a new output each call)."""
+    from tlx_kernels import gemm as G
+
+    mod = G.MODULES[name]
+    return lambda: mod.matmul(a, b)
+
+
+def context_lost(e: Exception) -> bool:
+    """Whether an error left the CUDA context unusable (then this worker must stop)."""
+    import torch
+
+    if "illegal" in str(e).lower() or "launch failure" in str(e).lower():
+        return True
+    try:
+        torch.cuda.synchronize()
+    except Exception:
+        return True
+    return False
+
+
+def job_public(job: dict) -> dict:
+    """Each library kernel's public ``matmul(a, b)``: tuned over ``job["configs"][kernel]`` (the configs that passed
+    the preflight) on this first call, checked against the fp32 product; the config it tuned to."""
+    import torch
+    from tlx_kernels import gemm as G
+    from tlx_kernels.gemm.common import config_name, empty_out, problem_key, rel_err
+
+    a, b, _ref = operands(*job["shape"], job["dtype"])
+    ref32 = a.float() @ b.float()
+    results = []
+    for kernel, configs in job["configs"].items():
+        emit("BEGIN", {"config": kernel})
+        row: dict[str, Any] = {"kernel": kernel, "config": None, "cfg": None, "rel_err": None, "error": None}
+        t0 = time.perf_counter()
+        mod = G.MODULES[kernel]
+        try:
+            if not configs:
+                raise RuntimeError("no config passed the preflight")
+            mod._matmul.configs = [dict(c) for c in configs]
+            errs = [rel_err(public_call(kernel, a, b)(), ref32)]  # tunes (into outputs it frees: then poisoned)
+            for _ in range(2):  # the general launch, then the plan, into NaN-poisoned outputs: every tile written
+                errs.append(rel_err(mod.matmul(a, b, out=empty_out(*ref32.shape, a.dtype, "cuda", float("nan"))),
+                                    ref32))
+            torch.cuda.synchronize()
+            row["rel_err"] = err = max(errs)
+            if not err < job["tol"]:
+                raise AssertionError(f"wrong result: max rel err {err:.3g} >= {job['tol']:g} against the fp32 product")
+            cfg = mod._tuner.cache.get(problem_key(a, b), configs[0])
+            row.update(config=config_name(cfg), cfg=cfg, tune=mod._tuner.timings.get(problem_key(a, b)))
+        except Exception as e:  # recorded, not fatal
+            row["error"] = f"{type(e).__name__}: {str(e)[:1500]}"
+            if context_lost(e):
+                row["error"] += " (CUDA context lost: this worker stops)"
+                emit("ROW", row)
+                return {"results": results + [row], "context_lost": True}
+        row["seconds"] = round(time.perf_counter() - t0, 2)
+        results.append(row)
+        emit("ROW", row)
+    return {"results": results}
 
 
 def library_launcher(name: str, cfg: dict, a, b, out):
@@ -112,7 +171,6 @@ def library_launcher(name: str, cfg: dict, a, b, out):
 def run_configs(job: dict, items: list[tuple[str, Any, dict]], launcher) -> dict:
     """Check and time each ``(name, payload, record)`` item with ``launcher(payload, a, b, out)`` (a no-argument
     launch); ``record`` (JSON) describes the config in the result."""
-    import torch
     from tlx_kernels.gemm.common import empty_out
 
     a, b, ref = operands(*job["shape"], job["dtype"])
@@ -127,16 +185,10 @@ def run_configs(job: dict, items: list[tuple[str, Any, dict]], launcher) -> dict
             run = launcher(payload, a, b, out)
             row["rel_err"] = check(run, ref, out, job["tol"])
             if job.get("time", True):
-                row["ms"] = bench(run, job["warmup_ms"], job["rep_ms"])
+                row["ms"] = time_call(run, job["rep_ms"], "flush")  # a config's kernel time
         except Exception as e:  # recorded, not fatal
             row["error"] = f"{type(e).__name__}: {str(e)[:1500]}"
-            lost = "illegal" in str(e).lower() or "launch failure" in str(e).lower()
-            if not lost:
-                try:
-                    torch.cuda.synchronize()
-                except Exception:
-                    lost = True
-            if lost:
+            if context_lost(e):
                 row["error"] += " (CUDA context lost: this worker stops)"
                 results.append(row)
                 emit("ROW", row)
@@ -226,27 +278,30 @@ def job_meta(job: dict) -> dict:
 def job_rounds(job: dict) -> dict:
     """Time ``job["items"]`` in interleaved rounds (each round times every item once, the order rotated from
     round to round), so a clock that drifts during the run (the H200 slows as it heats) moves every item alike;
-    returns each item's times per round. Items: ``{"label", "kind": "cublas"|"library"|"meta", "kernel", "cfg"}``
-    (library: the config dict; meta: the config's name as ``job_meta`` records it)."""
+    returns each item's times per round. Items: ``{"label", "kind": "cublas"|"public"|"meta", "kernel", "cfg"}``
+    (public: the library kernel's ``matmul(a, b)``; meta: the config's name as ``job_meta`` records it). Each is
+    checked against ``torch.matmul`` first."""
     import torch
     import triton
-    from tlx_kernels.gemm.common import empty_out
+    from tlx_kernels.gemm.common import empty_out, rel_err
 
     a, b, ref = operands(*job["shape"], job["dtype"])
     M, N, K = job["shape"]
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     runs = {}
     for it in job["items"]:
-        out = empty_out(M, N, a.dtype, "cuda")
-        if it["kind"] == "cublas":
-            runs[it["label"]] = lambda out=out: torch.matmul(a, b, out=out)
-        elif it["kind"] == "library":
-            runs[it["label"]] = library_launcher(it["kernel"], it["cfg"], a, b, out)
-        else:
+        if it["kind"] == "meta":
+            out = empty_out(M, N, a.dtype, "cuda")
             named = {meta_config_name(c): c for c in meta_configs(it["kernel"], M, N, K, job.get("limit", 8))}
             runs[it["label"]] = meta_launcher(it["kernel"], named[it["cfg"]], a, b, out)
-        check(runs[it["label"]], ref, out, job["tol"])
-    times = interleave.rounds(runs, job["rounds"], lambda run: bench(run, job["warmup_ms"], job["rep_ms"]),
+            check(runs[it["label"]], ref, out, job["tol"])
+            continue
+        runs[it["label"]] = (lambda: torch.matmul(a, b)) if it["kind"] == "cublas" else public_call(it["kernel"], a, b)
+        err = rel_err(runs[it["label"]](), ref)
+        if not err < job["tol"]:
+            raise AssertionError(f"{it['label']}: wrong result: max rel err {err:.3g} against torch.matmul")
+    timing = job.get("timing", "calls")
+    times = interleave.rounds(runs, job["rounds"], lambda run: time_call(run, job["rep_ms"], timing),
                               lambda r: emit("BEGIN", {"config": f"round {r + 1}"}))
     return {"times": times}
 
@@ -271,6 +326,8 @@ def handle(job: dict) -> dict:
 
         items = [(config_name(cfg), cfg, cfg) for cfg in job["configs"]]
         return run_configs(job, items, lambda cfg, a, b, out: library_launcher(job["kernel"], cfg, a, b, out))
+    if op == "public":
+        return job_public(job)
     if op == "meta":
         return job_meta(job)
     if op == "rounds":

@@ -39,9 +39,19 @@ def test_interleaved_rows_recomputed_match_the_recorded_ones(report, run):
 
 
 def test_summary_names_the_best_kernel_per_shape_against_its_target(report, run):
+    """The recorded run (before issue 24's targets): the same best kernels and ratios to cuBLAS; Meta's best and our
+    best against it read from the rows; the targets: >= Meta's best at 8192^3 and 4096^3, >= cuBLAS at 2048^3."""
     shapes = [tuple(s) for s in run["shapes"]]
     summary = report.summary(run["rows"], shapes)
-    assert summary == run["summary"]
+    for got, want in zip(summary, run["summary"], strict=True):
+        assert {k: got[k] for k in want if k not in ("target", "met")} == {k: v for k, v in want.items()
+                                                                          if k not in ("target", "met")}
     by_shape = {tuple(s["shape"]): s for s in summary}
-    assert by_shape[(4096, 4096, 4096)]["met"] is True and by_shape[(8192, 8192, 8192)]["met"] is False
+    big, mid, small = by_shape[(8192, 8192, 8192)], by_shape[(4096, 4096, 4096)], by_shape[(2048, 2048, 2048)]
+    assert (big["meta_best"], mid["meta_best"]) == ("meta_coop", "meta_ws")
+    assert mid["vs_meta"] == pytest.approx(0.98, abs=0.01) and mid["met"] is False  # 1.055x vs Meta's 1.077x cuBLAS
+    # per round, ours beat meta_coop at 8192^3 (median of the per-round ratios) though their cuBLAS ratios say 1.042x
+    # against 1.043x: the target counts the same-round ratio
+    assert big["vs_meta"] == pytest.approx(1.004, abs=0.001) and big["met"] is True
+    assert small["target_against"] == "cublas" and small["met"] is False  # 0.996x cuBLAS
     assert all(s["best_kernel"] in report.OURS for s in summary)
