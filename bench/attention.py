@@ -1,25 +1,30 @@
-"""Attention forward benchmark: our kernels vs torch SDPA (each backend) and Meta's Hopper FA tutorials, one run.
+"""Attention forward benchmark: our public calls vs torch SDPA (each backend) and Meta's Hopper FA tutorials, one run.
 
-    python3 bench/attention.py                          # BENCH_SHAPES (7), ~2-3 min on an H200
+    python3 bench/attention.py                          # BENCH_SHAPES (7) and S 8k and 32k, ~3-4 min on an H200
     python3 bench/attention.py --quick                  # the two B4 H32 S4096 D128 shapes, ~1 min
+    python3 bench/attention.py --shapes 1x32x16384x128,4x32x4096x128c --variants ws_persistent
+    python3 bench/attention.py --timing flush           # kernel times (L2 flushed) instead of back-to-back calls
     python3 bench/attention.py --sweep --budget-s 240   # every candidate config per variant, 4 main shapes, ~4.5 min
     python3 bench/attention.py --sweep --space trials --variants ws_pipelined   # default vs TRIALS
-    python3 bench/attention.py --from-sweep latest      # the bench, also trying each variant's swept best
+    python3 bench/attention.py --from-sweep latest      # the bench, each variant also tuning over its swept best
 
-Every GPU step runs in a worker process (bench/attention_worker.py), so a config that hangs or faults is
-recorded and the run goes on. First a preflight: each (variant, config, head dim, causal) is compiled and checked
-against the fp32 reference at B2 H8 S1040 (tails; NaN-poisoned output), ``--workers`` at a time. Then one
-worker, per shape: torch SDPA with each backend that runs (FLASH, CUDNN, EFFICIENT; the first shape after
-``--warmup-s`` of GPU warm-up), our variants (each config checked at the shape on two heads against the
-fp32 reference, timed briefly, the best timed again), Meta's tutorial kernels from the installed wheel
-(imported unmodified, autotuned by their own configs; non-causal only), then SDPA again (best of the two
-runs counts), then the SDPA backends, each variant's best config and Meta's kernels in ``--rounds`` interleaved
+Every GPU step runs in a worker process (bench/attention_worker.py), so a kernel that hangs or faults is
+recorded and the run goes on. First a preflight: each (variant, config, head dim, causal) the public calls can
+tune over is compiled and checked against the fp32 reference at B2 H8 S1040 (tails; NaN-poisoned output),
+``--workers`` at a time. Then one worker, per shape: torch SDPA with each backend that runs (FLASH, CUDNN,
+EFFICIENT; the first shape after ``--warmup-s`` of GPU warm-up); our public calls as a user makes them: each
+variant's ``attention(q, k, v, causal)`` (tuned over its CONFIGS on the first call) and the library's top-level
+``attention`` (tuned over the variants, checked against SDPA), each checked on two heads against the fp32
+reference (``tolerance``: 2e-2 bf16) in NaN-poisoned outputs through the cached launch; Meta's tutorial kernels
+from the installed wheel (their own ``attention`` wrappers, unmodified, autotuned by their own configs;
+non-causal only); SDPA again; then the SDPA backends, our public calls and Meta's in ``--rounds`` interleaved
 rounds (the order rotates each round; rows and targets use the median of the per-round ratios, so the H200's
-clock, which drops as it heats, moves both sides alike). Times are ``triton.testing.do_bench`` medians (L2
-flushed). FLOPs = 4 B H S_q S_kv D (/2 causal).
+clock, which drops as it heats, moves both sides alike). How one call is timed: ``--timing`` (bench/call_timing.py;
+default back-to-back calls, as a user's loop sees them). FLOPs = 4 B H S_q S_kv D (/2 causal). ``--sweep``
+times prepared launches of every candidate config (kernel time) to choose CONFIGS.
 
 Writes ``bench/results/attention-<date>.json`` (sweep: ``attention-sweep-<date>.json``): device, date, torch,
-triton, command, rows of {kernel, shape, dtype, causal, config, ms, tflops, baseline, baseline_ms, ratio}
+triton, command, rows of {kernel, shape, dtype, causal, config, ms, tflops, baseline, baseline_ms, ratio, method}
 (ratio = baseline_ms / ms, one row per baseline measured in the run), every measurement, the targets.
 """
 
@@ -43,8 +48,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from attention_report import baseline_rows, best, print_table, targets  # noqa: E402
 from attention_worker import BACKENDS, META, Child, cname, item_name  # noqa: E402
+from call_timing import TIMINGS  # noqa: E402
 
-PER_VARIANT = {"triton_baseline": 2, "ws": 1, "ws_pipelined": 1, "ws_pingpong": 2, "ws_persistent": 3}
+VARIANTS = ("triton_baseline", "ws", "ws_pipelined", "ws_pingpong", "ws_persistent")
+TOP = "attention"  # the library's top-level attention(): its tuned pick among the variants
 PREFLIGHT = (2, 8, 1040)  # B, H, S: 1040 = 8 x 128 + 16 (tails), ints specialised like the bench shapes
 SWEEP_SHAPES = [(4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (4, 32, 4096, 64, False),
                 (4, 32, 4096, 64, True)]
@@ -109,18 +116,25 @@ def swept_best(source: str) -> dict:
 
 
 def plan_ours(shape, args, swept: dict) -> list[list]:
+    """[variant, config] of every config a variant's public call tunes over at this head dim (its CONFIGS that fit,
+    and the swept best of ``--from-sweep``): what the preflight compiles and checks."""
     from tlx_kernels import attention as A
     from tlx_kernels.attention import common as C
 
-    D, causal = shape[3], bool(shape[4])
+    D = shape[3]
     items = []
-    for variant in args.variants:
-        cfgs = C.configs_for(A.MODULES[variant].CONFIGS, D)[: PER_VARIANT[variant]]
-        extra = swept.get(f"d{D}-{'causal' if causal else 'full'}", {}).get(variant)
+    for variant, extra in extras(shape, args, swept).items():
+        cfgs = C.configs_for(A.MODULES[variant].CONFIGS, D)
         if extra and cname(extra) not in {cname(c) for c in cfgs}:
             cfgs.append(extra)
         items += [[variant, c] for c in cfgs]
     return items
+
+
+def extras(shape, args, swept: dict) -> dict[str, dict | None]:
+    """Per variant, the swept best config for this head dim and mask (``--from-sweep``), or None."""
+    case = swept.get(f"d{shape[3]}-{'causal' if shape[4] else 'full'}", {})
+    return {v: case.get(v) for v in args.variants}
 
 
 def preflight(items_by_case: dict, args, meta_dims: tuple = ()) -> set[str]:
@@ -179,50 +193,47 @@ def records(kind: str, rows: list[dict], shape, args, phase: str, cfgs: dict | N
         kernel, _, config = r["item"].partition(":")
         kernel = SDPA_NAMES.get(kernel, kernel)
         ms = r.get("ms")
-        out.append(dict(kind=kind, kernel=kernel, config=config or ("autotuned" if kind == "meta" else "-"),
+        out.append(dict(kind=kind, kernel=kernel,
+                        config=r.get("config") or config or ("autotuned" if kind == "meta" else "-"),
                         cfg=(cfgs or {}).get(r["item"]), shape=[B, H, S, D], causal=bool(causal), dtype=args.dtype,
                         phase=phase, ms=ms, tflops=attention_flops(B, H, S, S, D, causal) / ms / 1e9 if ms else None,
                         rel_err=r.get("rel_err"), error=r.get("error"), times=r.get("times")))
     return out
 
 
-def measure_shape(child: Child, shape, items: list, args, warm_s: float) -> list[dict]:
-    """SDPA, ours (tuned, then the best of each variant again), Meta (non-causal), SDPA again."""
-    job = dict(shape=list(shape), dtype=args.dtype)
+def measure_shape(child: Child, shape, args, warm_s: float, extra: dict, skip: dict) -> list[dict]:
+    """SDPA, our public calls (tuned and checked), Meta's (non-causal), SDPA again, then all in interleaved rounds."""
+    job = dict(shape=list(shape), dtype=args.dtype, timing=args.timing)
     if warm_s:
         child.run(dict(op="warm", seconds=warm_s))
-    recs = records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=args.rep)), shape, args, "1")
-    cfgs = {item_name("ours", it): it[1] for it in items}
-    tune = records("ours", child.run(dict(job, op="ours", items=items, rep_ms=args.tune_rep)), shape, args, "tune",
-                   cfgs)
-    finals = []
-    for variant in args.variants:
-        b = best(tune, kernel=variant)
-        if b is not None:
-            finals.append([variant, b["cfg"]])
-    recs += tune + records("ours", child.run(dict(job, op="ours", items=finals, rep_ms=args.rep)), shape, args,
-                           "final", cfgs)
+    rep = args.round_rep
+    recs = records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=rep)), shape, args, "1")
+    names = list(args.variants) + ([] if args.no_top else [TOP])
+    recs += records("ours", child.run(dict(job, op="public", items=names, extra=extra, skip=skip)), shape, args,
+                    "final")
     if not shape[4] and not args.no_meta:
-        meta = child.run(dict(job, op="meta", items=list(META), rep_ms=args.rep))
-        recs += records("meta", meta, shape, args, "final")
-    recs += records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=args.rep)), shape, args, "2")
-    if args.rounds:
-        recs += rounds(child, job, recs, finals, cfgs, shape, args)
-    return recs
+        recs += records("meta", child.run(dict(job, op="meta", items=list(META), rep_ms=rep)), shape, args, "final")
+    recs += records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=rep)), shape, args, "2")
+    for r in (r for r in recs if r["phase"] == "final"):
+        log(f"  {r['kernel']:<26} " + (f"FAILED {r['error']}" if r["error"] else
+                                       f"rel err {r['rel_err']:.2e} (fp32, 2 heads)  {r['config'][:50]}"))
+    return recs + rounds(child, job, recs, shape, args)
 
 
-def rounds(child: Child, job: dict, recs: list[dict], finals: list, cfgs: dict, shape, args) -> list[dict]:
-    """The SDPA backends that ran, the best config of each of our variants and Meta's kernels, timed again in
-    interleaved rounds (phase "rounds"): the rows' ratios come from these."""
-    ran = {r["kernel"] for r in recs if r["ms"]}
-    groups = {"sdpa": [b for b in BACKENDS if SDPA_NAMES.get(b, b) in ran],
-              "ours": [f for f in finals if f[0] in ran],
-              "meta": [m for m in META if m in ran]}
+def rounds(child: Child, job: dict, recs: list[dict], shape, args) -> list[dict]:
+    """The SDPA backends that ran, our public calls that passed their check and Meta's kernels that ran, timed again
+    in interleaved rounds (phase "rounds"): the rows' ratios come from these."""
+    ok = {r["kernel"] for r in recs if r["ms"] or (r["kind"] == "ours" and not r["error"])}
+    configs = {r["kernel"]: r["config"] for r in recs if r["kind"] == "ours"}
+    groups = {"sdpa": [b for b in BACKENDS if SDPA_NAMES.get(b, b) in ok],
+              "public": [n for n in list(args.variants) + [TOP] if n in ok],
+              "meta": [m for m in META if m in ok]}
     rows = child.run(dict(job, op="rounds", groups=groups, rounds=args.rounds, rep_ms=args.round_rep))
     kind = {**{b: "sdpa" for b in groups["sdpa"]}, **{m: "meta" for m in groups["meta"]}}
     out = []
     for r in rows:
-        out += records(kind.get(r["item"], "ours"), [r], shape, args, "rounds", cfgs)
+        r.setdefault("config", configs.get(r["item"]))
+        out += records(kind.get(r["item"], "ours"), [r], shape, args, "rounds")
     return out
 
 
@@ -251,23 +262,28 @@ def write(doc: dict, args, stem: str) -> Path:
 
 
 def bench_main(args, info: dict) -> dict:
-    from tlx_kernels.attention.common import BENCH_SHAPES, QUICK_SHAPES
+    from tlx_kernels.attention.common import BENCH_SHAPES, LONG_SHAPES, QUICK_SHAPES
 
-    shapes = args.shapes or (QUICK_SHAPES if args.quick else BENCH_SHAPES)
+    long = [s for s in LONG_SHAPES if s[2] in (8192, 32768)]
+    shapes = args.shapes or (QUICK_SHAPES if args.quick else BENCH_SHAPES + long)
     swept = swept_best(args.from_sweep) if args.from_sweep else {}
-    plans = {tuple(s): plan_ours(s, args, swept) for s in shapes}
     by_case: dict = {}
-    for s, items in plans.items():
+    for s in shapes:
         case = by_case.setdefault((s[3], bool(s[4])), [])
-        case += [it for it in items if it not in case]
+        case += [it for it in plan_ours(s, args, swept) if it not in case]
     log("preflight (compile + check at B2 H8 S1040):")
     meta_dims = () if args.no_meta else tuple(sorted({s[3] for s in shapes if not s[4]}))
     ok = preflight(by_case, args, meta_dims)
     child, recs = Child(args.job_timeout), []
     for i, s in enumerate(shapes):
-        items = [it for it in plans[tuple(s)] if f"{s[3]}-{bool(s[4])}|{item_name('ours', it)}" in ok]
-        log(f"shape {i + 1}/{len(shapes)} {s}: {len(items)} configs")
-        recs += measure_shape(child, s, items, args, args.warmup_s if i == 0 else 0.0)
+        case = (s[3], bool(s[4]))
+        skip: dict[str, list[str]] = {}
+        for it in by_case[case]:
+            if f"{case[0]}-{case[1]}|{item_name('ours', it)}" not in ok:
+                skip.setdefault(it[0], []).append(cname(it[1]))
+        log(f"shape {i + 1}/{len(shapes)} {s}" + (f" (not tuned over, failed the preflight: {skip})" if skip else ""))
+        extra = {v: c for v, c in extras(s, args, swept).items() if c}
+        recs += measure_shape(child, s, args, args.warmup_s if i == 0 else 0.0, extra, skip)
     child.close()
     print_table(recs, shapes)
     rows, tg = baseline_rows(recs, shapes, args), targets(recs)
@@ -275,7 +291,8 @@ def bench_main(args, info: dict) -> dict:
         ratio = t["ratio"] and round(t["ratio"], 3)
         log(f"target {t['shape']} causal={t['causal']} vs {t['against']} >= {t['need']}: "
             f"{'MET' if t['met'] else 'missed'} ({ratio}; {t['ours']} vs {t['baseline']})")
-    return dict(info, rows=rows, targets=tg, measurements=recs)
+    return dict(info, timing="public calls (ours: attention(q, k, v, causal); SDPA; Meta's attention wrappers): "
+                + TIMINGS[args.timing], rows=rows, targets=tg, measurements=recs)
 
 
 def sweep_main(args, info: dict) -> dict:
@@ -298,7 +315,7 @@ def sweep_main(args, info: dict) -> dict:
     child, recs, skipped = Child(args.job_timeout), [], 0
     child.run(dict(op="warm", seconds=args.warmup_s))
     for s in shapes:
-        job = dict(shape=list(s), dtype=args.dtype)
+        job = dict(shape=list(s), dtype=args.dtype, timing="flush")  # kernel times, as the configs
         recs += records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=args.tune_rep)), s, args,
                         "sweep")
         for v in args.variants:
@@ -356,19 +373,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from-sweep", default=None, help="'latest' or a sweep JSON: also try its best configs")
     ap.add_argument("--shapes", type=lambda t: [parse_shape(x) for x in t.split(",")], default=None,
                     help="e.g. 4x32x4096x128,4x32x4096x128c")
-    ap.add_argument("--variants", type=lambda t: t.split(","), default=list(PER_VARIANT))
+    ap.add_argument("--variants", type=lambda t: t.split(","), default=list(VARIANTS))
+    ap.add_argument("--no-top", action="store_true", help="leave out the top-level attention() (its tuning)")
+    ap.add_argument("--timing", default="calls", choices=sorted(TIMINGS), help="how one call is timed (bench)")
     ap.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
     ap.add_argument("--no-meta", action="store_true")
-    ap.add_argument("--rep", type=int, default=100, help="do_bench rep (ms) of the final timings")
     ap.add_argument("--tune-rep", type=int, default=25, help="do_bench rep (ms) while tuning/sweeping")
     ap.add_argument("--warmup-s", type=float, default=5.0, help="GPU warm-up before the first timing")
     ap.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
     ap.add_argument("--compile-timeout", type=float, default=60.0, help="preflight: seconds without progress")
     ap.add_argument("--job-timeout", type=float, default=45.0, help="timing: seconds without progress")
-    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds of the rows' timings (0: off)")
-    ap.add_argument("--round-rep", type=int, default=40, help="do_bench rep (ms) of one timing in a round")
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds of the rows' timings (at least 1)")
+    ap.add_argument("--round-rep", type=int, default=40, help="rep (ms) of one timing (SDPA, Meta's, a round)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
+    args.rounds = max(1, args.rounds)
     import torch
 
     if not torch.cuda.is_available():

@@ -2,16 +2,22 @@
 
 The worker (``python bench/attention_worker.py``) reads one JSON job per stdin line and answers with
 ``BEGIN {"item": ...}`` before each item, ``ROW {...}`` after it and ``DONE {}`` after the job. Jobs (``op``):
-``warm`` (SDPA for ``seconds``), ``sdpa`` (items: backends), ``ours`` (items: [variant, config]), ``meta``
-(items: Meta tutorial names). Each item: launch (ours into a NaN-poisoned output), check against the fp32
-reference on the first and last head (``rel_err``; a wrong result is an error, except for SDPA, whose error is
-only recorded), then time with ``triton.testing.do_bench`` (median, L2 flushed) if the job has ``rep_ms``. A
-failure is recorded in the item's row; an error that leaves the CUDA context broken ends the worker, and
-:class:`Child` (the parent side) starts a new one for the remaining items, as it does after a hang.
+``warm`` (SDPA for ``seconds``), ``sdpa`` (items: backends), ``public`` (items: our variants' public
+``attention(q, k, v, causal)``, or ``attention`` for the library's top-level one: tuned on the first call over
+the CONFIGS less ``skip`` and with ``extra``, then called into NaN-poisoned outputs twice, the general launch and
+the cached plan), ``ours`` (items: [variant, config], prepared launches: the preflight and the sweep),
+``meta`` (items: Meta tutorial names, their own ``attention`` wrappers), ``rounds`` (``groups`` of those, timed in
+interleaved rounds). Each item: run (ours into a NaN-poisoned output), check against the fp32 reference on the
+first and last head (``rel_err``; a wrong result is an error, except for SDPA, whose error is only recorded), then
+time it if the job has ``rep_ms`` (``call_timing.time_call``: ``timing``, default back-to-back calls; prepared
+launches: kernel time). A failure is recorded in the item's row; an error that leaves the CUDA context broken
+ends the worker, and :class:`Child` (the parent side) starts a new one for the remaining items, as it does after a
+hang.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import subprocess
@@ -22,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import interleave
+from call_timing import time_call
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
@@ -77,12 +84,6 @@ def error(out, q, k, v, causal: bool) -> float:
     return max(errs)
 
 
-def timed(fn, rep_ms: int) -> float:
-    import triton.testing as tt
-
-    return float(tt.do_bench(fn, warmup=max(5, rep_ms // 4), rep=rep_ms, return_mode="median"))
-
-
 def job_items(job: dict):
     """(item name, callable giving (output, launch fn)) for each item of a job."""
     import torch
@@ -106,6 +107,9 @@ def job_items(job: dict):
                 launch.run()
                 return launch.out, launch.run
             yield f"{variant}:{cname(cfg)}", make
+    elif job["op"] == "public":
+        for name in job["items"]:
+            yield name, lambda name=name: public_call(name, q, k, v, causal, job.get("skip"), job.get("extra"))
     elif job["op"] == "meta":
         for name in job["items"]:
             def make(name=name):
@@ -113,6 +117,52 @@ def job_items(job: dict):
                 scale = 1.0 / shape[3] ** 0.5
                 return mod.attention(q, k, v, scale), lambda: mod.attention(q, k, v, scale)
             yield name, make
+
+
+@contextlib.contextmanager
+def tuning_space(skip: dict[str, list[str]], extra: dict[str, dict]):
+    """While the block runs, every variant's CONFIGS lacks the configs named in ``skip`` (they failed the
+    preflight) and holds its ``extra`` config (``--from-sweep``): what a first public call tunes over."""
+    from tlx_kernels import attention as A
+
+    saved = {v: list(m.CONFIGS) for v, m in A.MODULES.items()}
+    for v, m in A.MODULES.items():
+        m.CONFIGS[:] = [c for c in m.CONFIGS if cname(c) not in set(skip.get(v, ()))]
+        if extra.get(v) and cname(extra[v]) not in {cname(c) for c in m.CONFIGS}:
+            m.CONFIGS.append(dict(extra[v]))
+    try:
+        yield
+    finally:
+        for v, m in A.MODULES.items():
+            m.CONFIGS[:] = saved[v]
+
+
+def public_call(name: str, q, k, v, causal: bool, skip: dict | None = None, extra: dict | None = None):
+    """(output, the call) of our public ``attention`` (``name``: a variant, or "attention" for the top-level one):
+    the first call tunes (over :func:`tuning_space`); the output checked is that of the second call into a
+    NaN-poisoned buffer, which launches from the plan the first such call made (a fresh output may reuse a tuning
+    output, which holds the answer)."""
+    import torch
+    from tlx_kernels import attention as A
+
+    fn = A.attention if name == "attention" else A.MODULES[name].attention
+    with tuning_space(skip or {}, extra or {}):
+        fn(q, k, v, causal)
+    for _ in range(2):
+        out = fn(q, k, v, causal, out=torch.full_like(q, float("nan")))
+    return out, lambda: fn(q, k, v, causal)
+
+
+def tuned_config(name: str, q, k, v, causal: bool) -> str:
+    """The config the public call ``name`` tuned to for this problem."""
+    from tlx_kernels import attention as A
+    from tlx_kernels.attention import common as C
+
+    key = C.problem(q, k, v, causal, None).key()
+    if name == "attention":
+        variant, cfg = A._tuner.cache[key]
+        return f"{variant}:{cname(cfg)}"
+    return cname(A.MODULES[name]._tuner.cache.get(key))
 
 
 def meta_module(name: str):
@@ -139,7 +189,8 @@ def run_rounds(job: dict) -> None:
     for op, items in job["groups"].items():
         for name, make in job_items(dict(job, op=op, items=items)):
             fns[name] = make()[1]
-    times = interleave.rounds(fns, job["rounds"], lambda fn: timed(fn, job["rep_ms"]),
+    timing = job.get("timing", "calls")
+    times = interleave.rounds(fns, job["rounds"], lambda fn: time_call(fn, job["rep_ms"], timing),
                               lambda r: emit("BEGIN", {"item": f"round {r + 1}"}))
     for n, ts in times.items():
         emit("ROW", {"item": n, "ms": statistics.median(ts), "times": ts, "error": None})
@@ -169,8 +220,10 @@ def run_job(job: dict) -> None:
             row["rel_err"] = err = error(out, q, k, v, bool(job["shape"][4]))
             if not err < tol and job["op"] != "sdpa":
                 raise AssertionError(f"wrong result: rel err {err:.3g} >= {tol}")
-            if job.get("rep_ms"):
-                row["ms"] = timed(fn, job["rep_ms"])
+            if job["op"] == "public":
+                row["config"] = tuned_config(name, q, k, v, bool(job["shape"][4]))
+            if job.get("rep_ms"):  # prepared launches ("ours": the sweep) by their kernel time
+                row["ms"] = time_call(fn, job["rep_ms"], "flush" if job["op"] == "ours" else job.get("timing", "calls"))
         except Exception as e:  # recorded, not fatal; a broken CUDA context ends the worker
             row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"
             try:

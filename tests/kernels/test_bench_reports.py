@@ -1,5 +1,6 @@
-"""bench/gemm_report.py on a recorded H200 run: the rows and the summary against the targets, recomputed from
-the run's per-round times and measurements, are the ones the run wrote."""
+"""bench/gemm_report.py and bench/attention_report.py on recorded H200 runs: the rows and the summary (targets),
+recomputed from each run's per-round times and measurements, are the ones the run wrote; the targets are issue
+24's (same-round ratios against Meta's best, cuBLAS and cuDNN)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-RECORDED = ROOT / "bench" / "results" / "gemm-2026-12-03-t38.json"
+RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def report(bench_module):
 
 @pytest.fixture(scope="module")
 def run():
-    return json.loads(RECORDED.read_text())
+    return json.loads((RESULTS / "gemm-2026-12-03-t38.json").read_text())
 
 
 def _shape(key: str) -> tuple[int, ...]:
@@ -55,3 +55,34 @@ def test_summary_names_the_best_kernel_per_shape_against_its_target(report, run)
     assert big["vs_meta"] == pytest.approx(1.004, abs=0.001) and big["met"] is True
     assert small["target_against"] == "cublas" and small["met"] is False  # 0.996x cuBLAS
     assert all(s["best_kernel"] in report.OURS for s in summary)
+
+
+@pytest.fixture(scope="module")
+def attention_report(bench_module):
+    return bench_module("attention_report")
+
+
+@pytest.fixture(scope="module")
+def attention_run():
+    return json.loads((RESULTS / "attention-2026-12-03.json").read_text())
+
+
+def test_attention_rows_recomputed_from_the_measurements_match_the_recorded_ones(attention_report, attention_run):
+    shapes = sorted({(*r["shape"], r["causal"]) for r in attention_run["rows"]})
+    rows = attention_report.baseline_rows(attention_run["measurements"], shapes, SimpleNamespace(dtype="bf16"))
+    key = lambda r: (r["kernel"], tuple(r["shape"]), r["causal"], r["baseline"])  # noqa: E731
+    got, want = {key(r): r for r in rows}, {key(r): r for r in attention_run["rows"]}
+    assert got.keys() == want.keys()
+    for k, r in want.items():
+        assert got[k]["ratio"] == pytest.approx(r["ratio"], rel=1e-12), k
+        assert got[k]["ms"] == pytest.approx(r["ms"], rel=1e-12), k
+
+
+def test_attention_targets_compare_our_best_with_meta_best_and_cudnn(attention_report, attention_run):
+    targets = {(tuple(t["shape"]), t["causal"]): t for t in attention_report.targets(attention_run["measurements"])}
+    assert set(targets) == {((4, 32, 4096, 128), False), ((4, 32, 4096, 128), True), ((4, 32, 4096, 64), False)}
+    main = targets[((4, 32, 4096, 128), False)]  # the recorded run: 0.959x Meta's persistent ping-pong (README)
+    assert main["against"] == "meta" and main["ratio"] == pytest.approx(0.959, abs=1e-3) and not main["met"]
+    assert main["baseline"].startswith("meta_pingpong_persistent")
+    causal = targets[((4, 32, 4096, 128), True)]
+    assert causal["against"] == "sdpa_cudnn" and causal["need"] == 1.05 and causal["baseline"].startswith("sdpa_cudnn")
