@@ -11,9 +11,10 @@ to end including the repeat) and ``decomposed`` (``U @ W_u`` once per user, ``X 
 add: nothing repeated, not fused). First every config is run on small odd shapes in a child process
 with a timeout (a hang or a fault there excludes the config and cannot stop the run). Per shape: the
 GPU is warmed for ``--warmup-s`` with the materialized path, our kernel is tuned over the configs that
-passed (or the sweep's pick), its output (NaN-poisoned) is checked against the fp32 reference
-(max rel err < 1e-2, else it is not timed), then all three are timed with ``triton.testing.do_bench``
-(median, L2 flushed between runs). TFLOP/s everywhere use the op's own FLOPs
+passed (or the sweep's pick), the public call ``broadcast_linear(..., config=that, out=out)`` (its repeats
+launch from the cached plan) is checked against the fp32 reference in a NaN-poisoned output (max rel err < 1e-2,
+else it is not timed), then all three are timed with ``triton.testing.do_bench`` (median, L2 flushed between
+runs). TFLOP/s everywhere use the op's own FLOPs
 (``2*N*(B*C*D_x + B*D_u)``, the user part once per user), so they compare times, not hardware rates.
 Writes ``bench/results/broadcast-<date>.json`` (``--sweep``: ``broadcast-sweep-<date>.json``).
 """
@@ -166,18 +167,22 @@ def setup_shape(s, warmup_s: float) -> dict[str, Any]:
 
 
 def checked_ours(s, env, cfg, rep: int) -> tuple[float, float]:
-    """(ms, rel err) of our kernel with ``cfg`` at ``s``; raises if the result is wrong."""
+    """(ms, rel err) of our public call with ``cfg`` at ``s``; raises if the result is wrong."""
     import torch
     from tlx_kernels import broadcast as BC
 
+    def call(out):  # the public call with this config: repeats launch from the cached plan
+        return BC.broadcast_linear(env["U"], env["X"], env["W"], env["b"], s.act, config=cfg, out=out)
+
     out = BC.empty_out(s.B, s.C, s.N, env["U"].dtype, "cuda", fill=float("nan"))
-    BC.launch(env["U"], env["X"], env["W"], env["b"], s.act, cfg, out)
+    call(out)
+    out.fill_(float("nan"))
+    call(out)  # the plan's launch, into a poisoned output
     torch.cuda.synchronize()
     err = BC.rel_err(out, env["ref"])
     if not err < TOL:
         raise AssertionError(f"wrong result: max rel err {err:.3g} >= {TOL} vs the fp32 reference")
-    ms = bench_ms(lambda: BC.launch(env["U"], env["X"], env["W"], env["b"], s.act, cfg, out), rep)
-    return ms, err
+    return bench_ms(lambda: call(out), rep), err
 
 
 def baselines(s, env, rep: int) -> dict[str, dict[str, Any]]:
