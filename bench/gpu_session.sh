@@ -54,9 +54,9 @@ for p in "${parts[@]}"; do
     attention-trials) run_part attention-trials 330 python3 bench/attention.py --sweep --space trials --budget-s 240 \
       --variants ws_pipelined,ws_pingpong,ws_persistent --shapes 4x32x4096x128,4x32x4096x128c ;;
     gemm) run_part gemm 300 python3 bench/gemm.py ${GEMM_ARGS:-} ;;
-    attention) run_part attention 300 python3 bench/attention.py ${ATTN_ARGS:-} ;;
+    attention) run_part attention 420 python3 bench/attention.py ${ATTN_ARGS:-} ;;
     broadcast) run_part broadcast 240 python3 bench/broadcast.py ${BCAST_ARGS:-} ;;
-    launch) run_part launch 180 python3 bench/launch_overhead.py ;;
+    launch) run_part launch 240 python3 bench/launch_overhead.py ;;
     search) run_part search ${SEARCH_S:-600} python3 bench/search.py ${SEARCH_ARGS:---gpu} ;;
     timeline) run_part timeline 240 python3 bench/timeline_kernels.py ${TIMELINE_KERNELS:+--kernels $TIMELINE_KERNELS} ;;
     isolation) run_part isolation 300 python3 bench/isolation.py ;;
