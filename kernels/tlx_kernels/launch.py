@@ -121,13 +121,14 @@ class Template:
 class Plan:
     """One problem's launch: the compiled kernel's launcher, its grid and its arguments (:class:`Template`)."""
 
-    __slots__ = ("kernel", "state", "device", "grid", "launcher", "template", "slots", "offsets", "flats",
+    __slots__ = ("kernel", "compiled", "state", "device", "grid", "launcher", "template", "slots", "offsets", "flats",
                  "stream", "device_now")
 
     def __init__(self, kernel: Any, compiled: Any, template: Template, grid: Sequence[int], device: int) -> None:
         if callable(grid):
             raise NoPlan("the grid is a function of the arguments")
-        self.kernel, self.template, self.device = kernel, template, device
+        # the CompiledKernel is kept: its module (and so the function handle launched here) is unloaded when it dies
+        self.kernel, self.compiled, self.template, self.device = kernel, compiled, template, device
         self.grid = (tuple(grid) + (1, 1))[:3]
         self.state = R.jit_state(kernel)
         self.launcher = R.CompiledLaunch(compiled)
