@@ -206,6 +206,7 @@ def test_empty_problems_need_no_kernel():
         assert torch.equal(mod.launch(a, b, out=out), torch.zeros(8, 16, dtype=torch.bfloat16))
         none = mod.launch(torch.ones(0, 4, dtype=torch.bfloat16), torch.ones(4, 16, dtype=torch.bfloat16))
         assert none.shape == (0, 16)
+        assert torch.equal(mod.matmul(a, b), torch.zeros(8, 16, dtype=torch.bfloat16))  # the public call: no tuning
 
 
 def test_library_does_not_import_the_workbench():
