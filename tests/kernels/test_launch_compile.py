@@ -191,3 +191,25 @@ def test_graph_without_output_buffers_is_refused_with_what_to_pass():
     U, X, W = torch.empty(2, 64, dtype=BF16), torch.empty(2, 8, 64, dtype=BF16), torch.empty(128, 64, dtype=BF16)
     with pytest.raises(ValueError, match="pass out="):
         BC.broadcast_linear(U, X, W, graph=True)
+
+
+@pytest.mark.parametrize("case", ["gemm-ws_cooperative", "attention-ws_persistent", "broadcast-no-bias"])
+def test_the_compiled_kernel_takes_what_the_plan_passes(case):
+    """Compiled for sm_90: the kernel needs no scratch memory per launch (else no plan is made), carries one TMA
+    descriptor record per descriptor of the plan, and the C launcher's argument list (Triton's expansion of the
+    signature) is as long as the plan's arguments once each descriptor becomes (map, shape, strides)."""
+    from triton.backends.driver import expand_signature
+
+    from workbench.compile import compile as wb_compile
+
+    kernel, args, kwargs, _grid, tensors = LAUNCHES[case]()
+    template = L.Template(kernel, args, kwargs, tensors)
+    compiled = wb_compile(kernel, *args, target="sm_90", binary=True, **kwargs).compiled
+    md = compiled.metadata
+    assert md.global_scratch_size == 0 and md.profile_scratch_size == 0
+    assert len(md.tensordesc_meta) == len(template.descs)
+    expanded = expand_signature(compiled.src.signature.values(), md.tensordesc_meta, "nvTmaDesc")
+    per_value = [1 + 2 * len(template.descs[i].shape) if i in template.descs else 1
+                 for i in range(len(template.values))]
+    assert len(expanded) == sum(per_value)
+    assert [expanded[sum(per_value[:i])] for i in template.descs] == ["nvTmaDesc"] * len(template.descs)
