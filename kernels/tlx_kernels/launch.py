@@ -67,7 +67,8 @@ def _slot_of(base: Any, tensors: Sequence[Any]) -> int:
             t_lo, t_hi = _span(t)
             if t_lo <= lo and hi <= t_hi:
                 return i
-    raise NoPlan("an argument reads a copy of an input (made for TMA), not the input itself")
+    raise NoPlan("an argument is a buffer the call made (a copy of an input for TMA, a padded output), not one of "
+                 "the call's tensors")
 
 
 class Template:
