@@ -37,8 +37,13 @@ class StubCapture:
     def __init__(self) -> None:
         self.suspended = 0
         self.benchmarking = 0
+        self.record_only = False  # %%tlx --search: launches recorded, not run
         self.launches: list[dict] = []
         self.autotuned: list[tuple] = []
+        self.recorded: list[tuple] = []
+
+    def record(self, kernel, args, kwargs, grid):
+        self.recorded.append((kernel, args, kwargs, grid))
 
     def runs_on_gpu_default(self) -> bool:
         return False
@@ -80,6 +85,22 @@ def test_a_launch_reaches_the_active_capture_without_a_gpu():
     assert launch["kernel"] is _copy and launch["grid"] == (1,) and launch["warmup"] is False
     assert launch["args"] == (x, y, 8) and launch["kwargs"] == {"BLOCK": 32}
     assert cap.autotuned[0][0] is _tuned_copy
+
+
+def test_a_recording_capture_records_launches_and_runs_nothing():
+    """%%tlx --search: the object launched (a kernel or an autotuner), its arguments and its grid, nothing run."""
+    cap = StubCapture()
+    cap.record_only = True
+    x, y = torch.arange(8, dtype=torch.float32), torch.empty(8)
+    undo = launch_patches.install(lambda: cap)
+    try:
+        assert _copy[(1,)](x, y, 8, BLOCK=32) is None
+        assert _tuned_copy[(2,)](x, y, 8) is None
+    finally:
+        undo()
+    assert cap.launches == [] and cap.autotuned == []
+    assert cap.recorded[0] == (_copy, (x, y, 8), {"BLOCK": 32}, (1,))
+    assert cap.recorded[1][0] is _tuned_copy and cap.recorded[1][3] == (2,) and "grid" not in cap.recorded[1][2]
 
 
 def test_no_capture_or_a_suspended_one_passes_through():
