@@ -19,6 +19,9 @@ Triton's interpreter (3.8, ``triton/runtime/interpreter.py``) changes the proces
 It also computes ``tl.dot`` on bf16 operands as integers (bf16 is held as ``uint16``): the dot is
 upcast to fp32 first here (exact: a bf16 product fits in fp32; the accumulator is fp32, as on the GPU).
 Other bf16 arithmetic it gets wrong too; ``interpreter_limits`` keeps such kernels from running here.
+
+Every load, store and atomic is checked against the launch's tensors before it touches memory
+(``interpreter_bounds``): an out-of-bounds access is an error at its line, not a corrupted notebook.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import types
 from typing import Any
 
 from workbench.compile.tuners import base_jit
+from workbench.run.interpreter_bounds import OutOfBoundsError, at_line, checked, regions_of
 
 _MISSING = object()
 
@@ -100,8 +104,14 @@ def interpret(kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any) -> No
 
     JITFunction.__call__ = call
     ti.interpreter_builder.create_dot = _dot_upcasting_bf16(ti.interpreter_builder)
+    regions = regions_of(dict(zip(base_jit(kernel).arg_names, args)) | kwargs)
     try:
-        ti.InterpretedFunction(fn).run(*args, grid=grid, warmup=False, **kwargs)
+        with checked(ti.interpreter_builder, regions):  # an out-of-bounds access raises at its line, touching nothing
+            ti.InterpretedFunction(fn).run(*args, grid=grid, warmup=False, **kwargs)
+    except ti.InterpreterError as e:
+        if isinstance(e.__cause__, OutOfBoundsError):  # the interpreter wraps it: give it back, at the kernel's line
+            raise at_line(e.__cause__, fn.__code__.co_filename) from None
+        raise
     finally:
         JITFunction.__call__ = orig_call
         _restore(saved)
