@@ -85,7 +85,15 @@ def check_artifact(artifact, kernel=None, *args, grid: tuple[int, ...] | None = 
 def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...] | None = None) -> list[Finding]:
     """Every rule over ``model`` (and its simulated run with ``values``)."""
     from workbench.analyse.orchestration_sim import simulate
-    from workbench.check import rules_bounds, rules_hangs, rules_phases, rules_races, rules_registers, rules_static
+    from workbench.check import (
+        rules_bounds,
+        rules_global,
+        rules_hangs,
+        rules_phases,
+        rules_races,
+        rules_registers,
+        rules_static,
+    )
     from workbench.check.context import Context
 
     g = tuple(grid or ()) + _DEFAULT_GRID[len(grid or ()):]
@@ -97,6 +105,7 @@ def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...
     rules_static.wait_never_completes(ctx)
     rules_static.unwritten_buffer(ctx)
     rules_bounds.index_out_of_range(ctx)
+    rules_global.global_out_of_bounds(ctx, values, tuple(grid) if grid else None)
     rules_phases.first_wait_passes(ctx)
     rules_phases.phase_flip(ctx)
     rules_hangs.expect_bytes(ctx)

@@ -8,8 +8,9 @@ from workbench.compile.tuners import base_jit
 
 
 def launch_values(kernel: Any, args: tuple, options: dict[str, Any]) -> dict[str, int]:
-    """Integer arguments by name, and each TensorDescriptor's ``.shape.i``/``.stride.i``; a
-    ``config=`` (autotuner) or keyword argument counts like a positional one."""
+    """Integer arguments by name, each TensorDescriptor's ``.shape.i``/``.stride.i`` and each tensor's
+    ``.extent`` (elements from its pointer to the end of its storage); a ``config=`` (autotuner) or keyword
+    argument counts like a positional one."""
     fn = base_jit(kernel) if kernel is not None else None
     names = list(getattr(fn, "arg_names", None) or [])
     given = dict(zip(names, args))
@@ -20,6 +21,8 @@ def launch_values(kernel: Any, args: tuple, options: dict[str, Any]) -> dict[str
             out[name] = int(value)
         elif isinstance(value, int):
             out[name] = value
+        elif hasattr(value, "untyped_storage") and hasattr(value, "element_size"):
+            out[f"{name}.extent"] = value.untyped_storage().nbytes() // value.element_size() - value.storage_offset()
         elif hasattr(value, "block_shape") and hasattr(value, "shape") and hasattr(value, "strides"):
             for i, d in enumerate(value.shape):
                 out[f"{name}.shape.{i}"] = int(d)
