@@ -3,20 +3,13 @@ over the limit, narrowing stores."""
 
 from __future__ import annotations
 
+import math
+import re
+
 from workbench.analyse.orchestration_ir import Op, walk
 from workbench.check.context import COMPLETES, READS, WRITES, Context
 from workbench.check.findings import Finding, related
-
-# Shared memory one block may use (bytes): sm_90/sm_100 227 KiB, sm_80 163 KiB, consumer parts 99 KiB.
-_SMEM_LIMITS = (("sm_100", 232448), ("sm_103", 232448), ("sm_90", 232448), ("sm_80", 166912),
-                ("sm_86", 101376), ("sm_87", 166912), ("sm_89", 101376), ("sm_120", 101376))
-
-
-def smem_limit(target: str) -> int | None:
-    for prefix, limit in _SMEM_LIMITS:
-        if target.startswith(prefix):
-            return limit
-    return None
+from workbench.compile.targets import smem_limit
 
 
 def _kib(n: int) -> str:
@@ -67,20 +60,42 @@ def shared_memory(ctx: Context) -> None:
     parts = [(b.bytes, b.line, f"`{b.name}`: {b.count} x {'x'.join(map(str, b.shape))} {b.dtype} = {_kib(b.bytes)}")
              for b in model.buffers if b.storage == "smem"]
     parts += [(8 * s.count, s.line, f"`{s.name}`: {s.count} mbarrier(s) = {8 * s.count} B") for s in model.barriers]
+    if not parts:  # no TLX buffers: what Triton stages through shared memory itself (tl.dot operands, ...)
+        parts = _compiler_allocs(model)
     explicit = sum(p[0] for p in parts)
     parts.sort(key=lambda p: -p[0])
     rest = model.shared_bytes - explicit
     notes = [(line, text) for _, line, text in parts]
     if rest > 0:
-        notes.append((None, f"{_kib(rest)} more that the compiler allocates (layout conversions, epilogue staging)"))
+        notes.append((None, f"{_kib(rest)} more than the compiler allocates (layout conversions, epilogue staging)"))
     biggest = parts[0] if parts else None
     over = model.shared_bytes - limit
     ctx.add(Finding(
         "smem-limit", "error", biggest[1] if biggest else None,
         f"The kernel needs {_kib(model.shared_bytes)} of shared memory per block, {_kib(over)} more than the "
         f"{_kib(limit)} a block can use on {model.target}: the launch will fail with 'out of resource: shared "
-        f"memory'. Biggest first: " + "; ".join(p[2] for p in parts[:4]) + ". Use fewer stages or smaller tiles.",
+        f"memory'. " + (f"Biggest first: {'; '.join(p[2] for p in parts[:4])}. " if parts else "") +
+        "Use fewer stages or smaller tiles.",
         related(notes), "shared bytes ~ NUM_STAGES x (BM x BK + BK x BN) x element size (+ epilogue staging)"))
+
+
+_MEMDESC = re.compile(r"->\s*!ttg\.memdesc<([\dx]+)x(\w+?)(\d+)\b")
+
+
+def _compiler_allocs(model) -> list[tuple[int, int | None, str]]:
+    """(bytes, line, text) of each shared-memory tile Triton allocates (``ttg.local_alloc``: tl.dot operands,
+    staged loads), from the TTGIR."""
+    out = []
+    for op in walk(model.func.regions[0]) if model.func is not None else []:
+        m = _MEMDESC.search(op.body) if op.name == "ttg.local_alloc" else None
+        if m is None:
+            continue
+        dims = [int(d) for d in m.group(1).split("x")]
+        nbytes = math.prod(dims) * max(int(m.group(3)) // 8, 1)
+        name, shape = op.value_name or op.results[0].lstrip("%"), "x".join(map(str, dims))
+        out.append((nbytes, model.to_line(op) if model.to_line else None,
+                    f"`{name}` (staged by Triton): {shape} {m.group(2)}{m.group(3)} = {_kib(nbytes)}"))
+    return out
 
 
 _NARROW = {"arith.truncf", "tt.fp_to_fp"}

@@ -27,6 +27,7 @@ from workbench.compile.artifact import Artifact, Layouts, Metadata, SourceInfo, 
 from workbench.compile.binding import Bound, bind, bind_signature
 from workbench.compile.diagnostics import first_mlir_error, from_backend_error, from_compilation_error
 from workbench.compile.plugin_reach import repair_gluon
+from workbench.compile.resource_gate import gate
 from workbench.compile.targets import parse_target, target_name
 from workbench.compile.tasks import tasks_of
 from workbench.compile.tools import disassemble, parse_ptxas_log, resource_usage
@@ -151,7 +152,8 @@ def _triton_compile(fn, bound: Bound, gpu_target, source: SourceInfo):
     out = io.StringIO()
     stderr_text = ""
     try:
-        with contextlib.redirect_stdout(out), _capture_fd2() as read_err, knobs.nvidia.scope():
+        with contextlib.redirect_stdout(out), _capture_fd2() as read_err, knobs.nvidia.scope(), \
+                gate(target_name(gpu_target), source.filename):
             knobs.nvidia.dump_ptxas_log = True  # ptxas -v always runs; this prints its report
             try:
                 compiled = triton.compile(src, target=gpu_target, options=bound.options.__dict__)

@@ -30,3 +30,16 @@ def parse_target(target: str):
 
 def target_name(gpu_target) -> str:
     return f"sm_{gpu_target.arch}"
+
+
+# Shared memory one block may use (bytes): sm_90/sm_100 227 KiB, sm_80 163 KiB, consumer parts 99 KiB.
+_SMEM_LIMITS = (("sm_100", 232448), ("sm_103", 232448), ("sm_90", 232448), ("sm_80", 166912),
+                ("sm_86", 101376), ("sm_87", 166912), ("sm_89", 101376), ("sm_120", 101376))
+
+
+def smem_limit(target: str) -> int | None:
+    """Bytes of shared memory one block may use on ``target`` (``sm_90``...); None when not known."""
+    for prefix, limit in _SMEM_LIMITS:
+        if target.startswith(prefix):
+            return limit
+    return None
