@@ -25,14 +25,14 @@ OVERHEAD_LIMIT = 0.10  # instrumented vs plain median: above this the timeline s
 _LIGHTER = dict(zip(LEVELS[1:], LEVELS[:-1], strict=True))  # each level -> the next lighter one (LEVELS: light first)
 
 
-def _r(x: Any, nd: int = 4) -> Any:
+def _r(x: Any, digits: int = 4) -> Any:
     """Round floats (recursively) so the payload stays small."""
     if isinstance(x, float):
-        return round(x, nd)
+        return round(x, digits)
     if isinstance(x, dict):
-        return {k: _r(v, nd) for k, v in x.items()}
+        return {k: _r(v, digits) for k, v in x.items()}
     if isinstance(x, list):
-        return [_r(v, nd) for v in x]
+        return [_r(v, digits) for v in x]
     return x
 
 
