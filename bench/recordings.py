@@ -1,5 +1,6 @@
-"""Where the GPU runs of the tutorials are kept: ``bench/results/notebooks/<stem>-h200-<date>[-runN].ipynb.gz``
-(the executed notebooks ``bench/gpu_session.sh tutorials`` returns, gzipped), and which one is the newest."""
+"""Where the GPU runs of the tutorials are kept: ``bench/results/notebooks/<stem>-h200-<date>[-runN].ipynb``
+(the executed notebooks ``bench/gpu_session.sh tutorials`` returns, as plain notebooks JupyterLab opens), and
+which one is the newest."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 from pathlib import Path
 
 RECORDED = Path(__file__).resolve().parent / "results" / "notebooks"
-_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-run(\d+))?\.ipynb\.gz")
+_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-run(\d+))?\.ipynb")
 
 
 def newest_recording(stem: str, folder: Path = RECORDED) -> Path | None:
@@ -16,5 +17,5 @@ def newest_recording(stem: str, folder: Path = RECORDED) -> Path | None:
         m = _NAME.fullmatch(p.name.split("-h200-")[1])
         return (m.group(1), int(m.group(2) or 1)) if m else ("", 0)
 
-    found = sorted(folder.glob(f"{stem}-h200-*.ipynb.gz"), key=when)
+    found = sorted(folder.glob(f"{stem}-h200-*.ipynb"), key=when)
     return found[-1] if found else None

@@ -152,7 +152,6 @@ def test_tutorial_reports_render(page, lab, artifacts, path):
 def test_tutorial_as_run_on_the_h200_reopens(page, lab, artifacts, path):
     """The tutorial as the H200 executed it, opened as a saved notebook (nothing runs, no GPU here): every
     Report renders from its stored payload with its GPU measurements, timelines and checks, lines linked."""
-    import gzip
 
     spec = importlib.util.spec_from_file_location("bench_recordings", ROOT / "bench" / "recordings.py")
     recordings = importlib.util.module_from_spec(spec)
@@ -162,7 +161,7 @@ def test_tutorial_as_run_on_the_h200_reopens(page, lab, artifacts, path):
         pytest.skip(f"no H200 recording of {path.name}")
     root = lab[2]
     (root / "recorded").mkdir(exist_ok=True)
-    (root / "recorded" / path.name).write_bytes(gzip.decompress(rec.read_bytes()))
+    (root / "recorded" / path.name).write_bytes(rec.read_bytes())
     open_notebook(page, lab, f"recorded/{path.name}")
     cells = [c for c in page.evaluate(CELLS_JS) if c["type"] == "code"]
     code_cells = page.locator(".jp-NotebookPanel:visible .jp-CodeCell")

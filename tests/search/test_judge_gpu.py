@@ -19,8 +19,9 @@ if not torch.cuda.is_available():
 
 def _problem(reference, n: int = 1 << 16, outputs=None):
     x, y = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
-    return prepare(scale, {"BLOCK": [256], "WRONG": [0, 1]}, (x, y, n), {}, grid=lambda m: (triton.cdiv(n, m["BLOCK"]),),
-                   target="sm_90", reference=reference, outputs=outputs)
+    grid = lambda m: (triton.cdiv(n, m["BLOCK"]),)  # noqa: E731
+    return prepare(scale, {"BLOCK": [256], "WRONG": [0, 1]}, (x, y, n), {}, grid=grid, target="sm_90",
+                   reference=reference, outputs=outputs)
 
 
 def test_judge_checks_and_times_on_fresh_inputs():

@@ -1,4 +1,4 @@
-"""The tutorials as the H200 executed them (``bench/results/notebooks/<tutorial>-h200-<date>*.ipynb.gz``, the
+"""The tutorials as the H200 executed them (``bench/results/notebooks/<tutorial>-h200-<date>*.ipynb``, the
 newest of each), checked on a CPU: what each ``%%tlx`` cell asked for happened on the GPU.
 
 Per cell, from its magic line and its Report: the launch ran on the GPU; with ``--check`` every check passed
@@ -11,7 +11,6 @@ it on a GPU again (``bench/gpu_session.sh tutorials``) and commit the returned n
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import json
 import shlex
@@ -62,7 +61,7 @@ def test_recorded_gpu_run_did_what_each_cell_asked(tutorial):
         assert path is None, f"{path.name} exists: take {tutorial.stem} off NOT_YET_ON_A_GPU"
         pytest.skip(f"no H200 recording yet: {NOT_YET_ON_A_GPU[tutorial.stem]}")
     assert path is not None, f"no H200 recording of {tutorial.name} under {RECORDED}"
-    raw = gzip.decompress(path.read_bytes())
+    raw = path.read_bytes()
     assert len(raw) <= MAX_NOTEBOOK_BYTES, (path.name, len(raw))
     nb = json.loads(raw)
     errors = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
@@ -99,7 +98,7 @@ def test_recording_ran_the_tutorials_code_as_it_is_now(tutorial):
     if path is None:
         pytest.skip(f"no H200 recording of {tutorial.name}")
     code = lambda nb: ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]  # noqa: E731
-    recorded, now = code(json.loads(gzip.decompress(path.read_bytes()))), code(json.loads(tutorial.read_text()))
+    recorded, now = code(json.loads(path.read_bytes())), code(json.loads(tutorial.read_text()))
     changed = [i for i, (a, b) in enumerate(zip(recorded, now, strict=False)) if a != b]
     assert len(recorded) == len(now) and not changed, (
         f"{tutorial.name}: code cells {changed or 'count'} changed since {path.name}; execute it on a GPU again")

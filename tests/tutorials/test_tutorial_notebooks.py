@@ -12,7 +12,6 @@ workbench artifact cache (cold compiles, as in CI).
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import os
 import time
@@ -254,7 +253,7 @@ def test_tutorial01_as_executed_on_a_gpu():
         rec = newest_recording(NOTEBOOKS[0])
         if rec is None:
             pytest.skip("no recording of tutorial 01 as executed on a GPU; or set TUTORIAL01_GPU_NOTEBOOK")
-        raw = gzip.decompress(rec.read_bytes())
+        raw = rec.read_bytes()
     assert len(raw) <= MAX_NOTEBOOK_BYTES
     nb = nbformat.reads(raw.decode(), as_version=4)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o["output_type"] == "error"]
