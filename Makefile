@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # tools the builds call (jupyter, jlpm) come from the venv
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install lab test test-fast lint browser-deps clean
+.PHONY: install lab test test-fast lint browser-deps clean git-filters
 
 $(STAMP): pyproject.toml extension/package.json extension/package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,7 +19,17 @@ $(STAMP): pyproject.toml extension/package.json extension/package-lock.json
 	$(PIP) install -q "$(TORCH_CPU)"
 	$(PIP) install -q -e ".[dev]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (TLX Workbench)" >/dev/null
+	$(MAKE) -s git-filters
 	touch $(STAMP)
+
+# .gitattributes names the filter for tutorials/*.ipynb; this defines it in the checkout (nothing outside a git one).
+# Outputs, counts and what a kernel writes into the metadata on a run go; cell ids and the kernel's name stay.
+NBSTRIP := --keep-id --extra-keys 'metadata.language_info metadata.kernelspec.display_name'
+git-filters:
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+	  git config filter.nbstripout.clean "$(abspath $(PY)) -m nbstripout $(NBSTRIP)"; \
+	  git config filter.nbstripout.smudge cat; \
+	  git config diff.ipynb.textconv "$(abspath $(PY)) -m nbstripout $(NBSTRIP) -t"; fi
 
 install: $(STAMP)
 

@@ -127,6 +127,23 @@ def test_tutorial_runs_clean_with_reports(path, executed):
     size = len(nbformat.writes(nb).encode())
     assert size <= MAX_NOTEBOOK_BYTES, f"{path.name}: {size} bytes executed"
     print(f"{path.name}: executed compile-only in {seconds:.1f} s, {size / 1e6:.2f} MB, {len(reports)} Reports")
+    assert_git_sees_it_unchanged(path, nb)
+
+
+def assert_git_sees_it_unchanged(path: Path, nb) -> None:
+    """After a run and save, git reads the tutorial through .gitattributes' nbstripout filter (which
+    ``make install`` defines): that must give back the committed file byte for byte, or git shows it modified."""
+    import subprocess
+
+    assert "tutorials/*.ipynb filter=nbstripout" in (ROOT / ".gitattributes").read_text()
+    clean = subprocess.run(["git", "config", "--get", "filter.nbstripout.clean"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.strip()
+    if not clean:
+        pytest.fail("git has no nbstripout filter in this checkout: `make install` (make git-filters) defines it")
+    saved = nbformat.writes(nb) + "\n"  # as JupyterLab saves it
+    out = subprocess.run(clean, shell=True, input=saved, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == path.read_text(), f"{path.name}: the stripped run differs from the committed notebook"
 
 
 STEPS = [  # tutorial 01: (kernel, kind, roles' (warps, registers), diffed against a previous step, timeline)
