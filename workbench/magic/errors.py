@@ -92,11 +92,13 @@ def fail_at_magic_line(exc: Any, cell: Any, needle: str | None = None) -> None:
 
 def raise_cell_error(shell: Any, exc: BaseException, failed_kernel: Any, cell: Any, device: Any) -> None:
     """Re-raise what the cell raised with a short traceback at the user's line (never a Triton frame)."""
-    from workbench.errors import WorkbenchError
+    from workbench.errors import ArgumentError, WorkbenchError
 
     if isinstance(exc, KeyboardInterrupt | SystemExit):
         raise exc
     err = _as_workbench_error(exc, failed_kernel)
+    if isinstance(err, ArgumentError):
+        _at_launch(err, exc, cell, failed_kernel)
     if isinstance(err, WorkbenchError):
         src_line = err.source_line
         if src_line is None and err.filename == cell.filename:
@@ -133,6 +135,22 @@ def _as_workbench_error(exc: BaseException, kernel: Any) -> BaseException:
     from workbench.compile.tuners import base_jit
 
     return from_compilation_error(exc, user_source(base_jit(kernel)))
+
+
+def _at_launch(err: Any, exc: BaseException, cell: Any, kernel: Any) -> None:
+    """An argument error belongs at the cell line that launched (or compiled) the kernel, not at its ``def``:
+    move it there, and say where the kernel is defined."""
+    where = _cell_line_of(exc, cell.filename)
+    if where is None or (err.filename == cell.filename and err.lineno == where):
+        return
+    name = getattr(kernel, "__name__", None) or "the kernel"
+    if err.lineno:
+        place = f"cell line {err.lineno}" if err.filename == cell.filename else f"{err.filename}:{err.lineno}"
+        err.amend(f" ({name} is defined at {place})")
+    source = line_of(cell.text, where) or ""
+    col = source.find(f"{name}[") if name != "the kernel" else -1
+    err.filename, err.lineno, err.source_line = cell.filename, where, source or None
+    err.col = col if col >= 0 else None
 
 
 def _cell_line_of(exc: BaseException, filename: str) -> int | None:
