@@ -1,4 +1,5 @@
-"""Compiles that will fail for shared memory fail right after TTGIR, not after LLVM and ptxas.
+"""Compiles that will fail for shared memory fail right after TTGIR, not after LLVM and ptxas; and each stage
+says when it starts (``progress``: the ``%%tlx`` status line).
 
 A ``tl.dot`` with 512x512 tiles stages 1 MiB of operands in shared memory; Triton compiled it for 49 s on a
 laptop core (LLVM and ptxas on a huge unrolled kernel) before the launch would have been refused. ``gate``
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from workbench.analyse.orchestration_ir import parse_ttgir, walk
+from workbench.compile import progress
 from workbench.compile.targets import smem_limit
 from workbench.errors import CompileError
 
@@ -59,6 +61,18 @@ def _check(ttgir: str, limit: int, target: str, filename: str) -> None:
         hint="smaller tiles (BLOCK sizes) or fewer stages; a tl.dot stages both operand tiles in shared memory")
 
 
+def _stage(name: str, make: Any, limit: int, target: str, filename: str) -> Any:
+    """The stage, said out loud first (``progress``); the TTGIR one checked after."""
+    def run(src: Any, metadata: Any) -> Any:
+        progress.note(f"compiling: {name}")
+        mod = make(src, metadata)
+        if name == "ttgir":
+            _check(str(mod), limit, target, filename)
+        return mod
+
+    return run
+
+
 @contextlib.contextmanager
 def gate(target: str, filename: str) -> Iterator[None]:
     """Inside the block, a compile for ``target`` whose TTGIR allocates more shared memory in one piece than a
@@ -77,14 +91,8 @@ def gate(target: str, filename: str) -> Iterator[None]:
             return prev()  # the cache key: the chained hook's own
         prev(*args)
         stages = args[1]
-        make = stages.get("ttgir")
-        if make is not None:
-            def checked(src: Any, metadata: Any) -> Any:
-                mod = make(src, metadata)
-                _check(str(mod), limit, target, filename)
-                return mod
-
-            stages["ttgir"] = checked
+        for name in list(stages):
+            stages[name] = _stage(name, stages[name], limit, target, filename)
         return None
 
     knobs.runtime.add_stages_inspection_hook = hook

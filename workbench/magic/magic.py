@@ -14,11 +14,13 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from workbench.compile import progress
 from workbench.compile.plugin_reach import repair_gluon
 from workbench.errors import CheckError, WorkbenchError
 from workbench.magic import errors as _errors
 from workbench.magic import sections
 from workbench.magic.cell import Cell, CellSyntaxError, prepare
+from workbench.magic.status import status_line
 from workbench.report.report import Report
 from workbench.run.capture import Capture, Captured
 from workbench.run.device import detect
@@ -236,7 +238,12 @@ class TlxMagics(Magics):
 
     # ------------------------------------------------------------------ the pipeline
     def run_cell(self, args: Any, magic_line: str, body: str) -> list[Report]:
-        """Compile the cell, run it under launch capture, build one Report per kernel, show them."""
+        """Compile the cell, run it under launch capture, build one Report per kernel, show them; a status
+        line says what it is doing meanwhile."""
+        with status_line(self.shell):
+            return self._run_cell(args, magic_line, body)
+
+    def _run_cell(self, args: Any, magic_line: str, body: str) -> list[Report]:
         cell, code = prepare(magic_line, body, self._cell_id)
         device = detect()
         specs = _validate(args, cell)
@@ -253,6 +260,8 @@ class TlxMagics(Magics):
         if any(r["mode"] == "gpu" for e in cap.entries.values() for r in e.runs):
             _synchronize()
         shown, primary = _select(cap, args, cell)
+        if specs:
+            progress.note("checking the outputs")
         checks = sections.output_checks(specs, args, list(cap.entries.values()), ns, cap.sequence)
         reports = [self._report(e, e is primary, cap, cell, args, checks, device) for e in shown]
         sections.after_bench(specs, checks, args, ns, reports)  # re-checked in place after --bench
@@ -304,8 +313,10 @@ class TlxMagics(Magics):
                 r.runs.append(sections.compile_only_run(e))
             r.runs[-1]["checks"] = checks
         if primary and args.bench:
+            progress.note(f"timing {e.name}")
             r.measurements.extend(sections.bench(e, args, self.shell.user_ns, device))
         if primary and args.timeline:
+            progress.note(f"recording {e.name}'s per-role timeline")
             r.timeline = sections.timeline(e, device, args.timeline)
         for note in (sections.not_ran(e, r.kernel["kind"], args.compile_only), sections.isolation_note(e)):
             if note:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.compile import progress
 from workbench.compile.tuners import arg_names
 from workbench.report.report import kernel_kind
 from workbench.run import launch_patches
@@ -199,6 +200,7 @@ class Capture:
         prev = self.compiling
         self.compiling = kernel
         t0 = time.perf_counter()
+        progress.note(f"compiling {getattr(kernel, '__name__', 'the kernel')} for {target or self.target}")
         try:
             with self.suspend():
                 art = wb_compile(kernel, *args, target=target or self.target, **kwargs)
@@ -222,6 +224,7 @@ class Capture:
         prev = self.compiling
         self.compiling = kernel
         t0 = time.perf_counter()
+        progress.note(f"compiling {getattr(kernel, '__name__', 'the kernel')}")
         try:
             with self.suspend():
                 art = orig(kernel, *args, **kw)

@@ -18,6 +18,7 @@ import atexit
 import importlib
 from typing import Any
 
+from workbench.compile import progress
 from workbench.errors import WorkbenchError
 from workbench.run.protocol import Encoder, UnsendableArgument, kernel_ref
 from workbench.run.watchdog import Outcome, Worker, WorkerError
@@ -110,6 +111,7 @@ def launch(compiled: Any, arg_names: list[str], constexpr: list[bool], values: l
     """One launch of ``compiled`` in the shared worker; raises ``UnsendableArgument`` before sending."""
     ref = kernel_ref(compiled, arg_names)
     limit = timeout_s if timeout_s is not None else default_timeout(key)
+    progress.note(f"running {ref.name} on the GPU (isolated worker)")
     worker = shared_worker()
     for _ in range(2):
         try:
