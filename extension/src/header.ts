@@ -125,6 +125,11 @@ function issues(r: Report, onLine: (line: number) => void): HTMLElement | null {
   return list.childElementCount ? list : null;
 }
 
+/** What happened without a GPU, as the run lines say it (a kernel the interpreter ran was not only compiled). */
+export function noGpuWhat(r: Report): string {
+  return r.runs.some(run => run.mode === 'interpreter' && run.ran) ? "ran in Triton's CPU interpreter" : 'compiled only';
+}
+
 export function renderHeader(host: HTMLElement, r: Report, opts: HeaderOptions): void {
   clear(host);
   const title = el(
@@ -132,7 +137,7 @@ export function renderHeader(host: HTMLElement, r: Report, opts: HeaderOptions):
     { class: 'tlx-title' },
     el('span', { class: 'tlx-kernel-name', text: r.kernelName }),
     r.device.available === false
-      ? el('span', { class: 'tlx-note', text: `no GPU: compiled only${r.device.reason ? ` (${r.device.reason})` : ''}` })
+      ? el('span', { class: 'tlx-note', text: `no GPU: ${noGpuWhat(r)}${r.device.reason ? ` (${r.device.reason})` : ''}` })
       : null
   );
   const buttons = el('div', { class: 'tlx-actions' });

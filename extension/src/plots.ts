@@ -159,17 +159,14 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
   clear(host);
   const caption = el('div', {
     class: 'tlx-plot-caption',
-    text: [provenance(p), p.ceilings_label && !provenance(p).includes(p.ceilings_label) ? `ceilings: ${p.ceilings_label}` : '']
-      .filter(Boolean)
-      .join(' \u00b7 ')
+    text: [provenance(p), p.ceilings_label ? `roofs: ${p.ceilings_label}` : ''].filter(Boolean).join(' \u00b7 ')
   });
   const summary = el('div', { class: 'tlx-plot-summary', text: rooflineBody(p) });
   host.append(caption, summary);
   for (const n of p.notes ?? []) {
     host.append(el('div', { class: 'tlx-plot-status', text: n }));
   }
-  const peak = num(p.peak_tflops);
-  const bw = num(p.bandwidth_tbs);
+  const { peak, bw, mPeak, mBw } = roofsOf(p);
   if (peak === null || bw === null) {
     host.append(el('div', { class: 'tlx-plot-status', text: 'No roofs: the ceilings of the device are unknown.' }));
     return;
@@ -180,22 +177,30 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
   const ridge = peak / bw;
   const xs = [ridge / 100, ridge, ridge * 100];
   const traces: unknown[] = [
-    { type: 'scatter', mode: 'lines', name: 'roof', x: xs, y: xs.map(x => Math.min(peak, bw * x)), line: { color: '#888' } }
+    { type: 'scatter', mode: 'lines', name: 'roof (datasheet)', x: xs, y: xs.map(x => Math.min(peak, bw * x)),
+      line: { color: '#888' } }
   ];
-  for (const pt of p.points) {
-    const x = num(pt.intensity);
-    if (x === null) {
-      continue;
-    }
-    const y = num(pt.tflops);
+  if (mPeak !== null && mBw !== null) {
+    traces.push({ type: 'scatter', mode: 'lines', name: 'measured ceiling', x: xs, y: xs.map(x => Math.min(mPeak, mBw * x)),
+      line: { color: '#9467bd', dash: 'dash' } });
+  }
+  const shapes: unknown[] = [];
+  for (const pt of roofPoints(p)) {
     traces.push({
       type: 'scatter',
-      mode: 'markers',
-      name: esc(pt.name ?? 'kernel') + (y === null ? ' (not timed)' : ''),
-      x: [x],
-      y: [y ?? Math.min(peak, bw * x)],
-      marker: { size: 12, symbol: y === null ? 'circle-open' : 'circle' }
+      mode: 'markers+text',
+      name: esc(pt.name),
+      text: [esc(pt.name)],
+      textposition: pt.left ? 'middle left' : 'middle right',
+      x: [pt.x],
+      y: [pt.y],
+      marker: { size: 12, symbol: pt.kind === 'reference' ? 'diamond' : 'circle' }
     });
+  }
+  const timedKernel = (p.points ?? []).some(pt => pt.kind !== 'reference' && num(pt.tflops) !== null);
+  const x0 = num(p.intensity);
+  if (!timedKernel && x0 !== null) {  // not timed: its intensity only, no point under the roof
+    shapes.push({ type: 'line', x0, x1: x0, yref: 'paper', y0: 0, y1: 1, line: { color: '#bbb', dash: 'dot' } });
   }
   await Plotly.newPlot(
     plotDiv,
@@ -205,8 +210,47 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
       margin: { l: 60, r: 20, t: 30, b: 50 },
       xaxis: { type: 'log', title: { text: 'FLOP / byte' } },
       yaxis: { type: 'log', title: { text: 'TFLOP/s' } },
-      title: { text: `Roofline (${esc(p.dtype ?? '')})` }
+      title: { text: `Roofline (${esc(p.dtype ?? '')})${timedKernel ? '' : ': not timed, the dotted line is its intensity'}` },
+      shapes
     },
     { displaylogo: false, responsive: true }
   );
+}
+
+/** The roofs (the datasheet's where known) and the measured ceilings. A Report from before schema 2.1 drew its
+ * measured ceilings as the roof: its datasheet figures are in its ``ceilings``, and are the roof here. */
+export function roofsOf(p: Roofline): { peak: number | null; bw: number | null; mPeak: number | null; mBw: number | null } {
+  const c = (p.ceilings ?? {}) as { source?: string; datasheet?: { tflops?: { [k: string]: unknown }; bandwidth_tbs?: unknown } };
+  if (p.measured_peak_tflops === undefined && c.source === 'measured' && c.datasheet) {
+    const dsPeak = num(c.datasheet.tflops?.[p.dtype ?? 'bf16']);
+    const dsBw = num(c.datasheet.bandwidth_tbs);
+    if (dsPeak !== null && dsBw !== null) {
+      return { peak: dsPeak, bw: dsBw, mPeak: num(p.peak_tflops), mBw: num(p.bandwidth_tbs) };
+    }
+  }
+  return { peak: num(p.peak_tflops), bw: num(p.bandwidth_tbs), mPeak: num(p.measured_peak_tflops), mBw: num(p.measured_bandwidth_tbs) };
+}
+
+export interface RoofPoint {
+  name: string;
+  kind: string;
+  x: number;
+  y: number;
+  left: boolean;
+}
+
+/** The timed points, each moved a few percent along x from the ones it would cover (same counts, close rates). */
+export function roofPoints(p: Roofline): RoofPoint[] {
+  const out: RoofPoint[] = [];
+  for (const pt of p.points ?? []) {
+    const x = num(pt.intensity);
+    const y = num(pt.tflops);
+    if (x === null || y === null || y <= 0) {
+      continue;
+    }
+    const near = out.filter(o => Math.abs(Math.log(o.x / x)) < 0.1 && Math.abs(Math.log(o.y / y)) < 0.08).length;
+    out.push({ name: String(pt.name ?? 'kernel'), kind: String(pt.kind ?? 'kernel'), x: x * Math.pow(1.08, near), y,
+      left: near % 2 === 1 });
+  }
+  return out;
 }

@@ -458,8 +458,19 @@ export interface Roofline {
    */
   bound?: string | null;
   ridge?: number | null;
+  /**
+   * The compute roof: the datasheet peak where known.
+   */
   peak_tflops: number | null;
+  /**
+   * The memory roof: the datasheet bandwidth where known.
+   */
   bandwidth_tbs: number | null;
+  /**
+   * The measured compute ceiling (what cuBLAS reached), drawn as a second line; null when not measured.
+   */
+  measured_peak_tflops?: number | null;
+  measured_bandwidth_tbs?: number | null;
   attainable_tflops?: number | null;
   seconds?: number | null;
   achieved_tflops?: number | null;

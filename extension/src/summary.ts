@@ -73,10 +73,13 @@ export function rooflineBody(m: Roofline): string {
   bits.push(fixed(m.intensity, 1) ? `intensity ${fixed(m.intensity, 1)} FLOP/B` : 'intensity unknown (no byte count: --bytes)');
   if (fixed(m.achieved_tflops, 1)) {
     const f = pct(m.roof_fraction);
-    const above = (m.roof_fraction ?? 0) > 1 && m.bound === 'compute';
-    const what = above
-      ? " (above the measured roof: that roof is cuBLAS's rate at the clock of its measurement)"
-      : ` (${f} of the roof)`;
+    const measured = m.measured_peak_tflops;
+    const vs = m.bound === 'compute' && typeof measured === 'number' && measured > 0
+      ? `, ${pct((m.achieved_tflops as number) / measured)} of the measured ceiling` : '';
+    // a Report from before the datasheet roof (2.1): its roof was the measured ceiling
+    const old = m.measured_peak_tflops === undefined && (m.roof_fraction ?? 0) > 1;
+    const what = old ? ` (${f} of the measured ceiling: cuBLAS's rate at the clock of its measurement)`
+      : ` (${f} of the roof${vs})`;
     bits.push(`achieved ${fixed(m.achieved_tflops, 1)} TFLOP/s${f ? what : ''}`);
   }
   if (fixed(m.peak_tflops, 0) && fixed(m.bandwidth_tbs, 2)) {

@@ -86,7 +86,7 @@ describe('what was measured and checked, from real payloads', () => {
       expect(roof.points[0].tflops).toBeGreaterThan(0);
       if ((roof.roof_fraction ?? 0) > 1) {
         // measured before the roofline said why: no bare "110% of the roof"
-        expect(measurementLine(roof)).toContain('above the measured roof');
+        expect(measurementLine(roof)).toContain('of the measured ceiling');
         expect(measurementLine(roof)).not.toMatch(/\d+% of the roof/);
       }
       expect(r.checks.every(c => c.status === 'passed')).toBe(true);

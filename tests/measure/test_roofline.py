@@ -107,7 +107,10 @@ def test_measured_ceilings_fall_back_to_datasheet_for_missing_entries():
     )
     assert c.peak_tflops("fp8") == 1979.0
     r = roofline(1e12, 1e9, seconds=1e-3, device=c)
-    assert r.ridge == pytest.approx(750.0 / 4.3)
+    # the roofs are the datasheet's (nothing runs above them); the measured ceiling is a second line
+    assert r.peak_tflops == datasheet("H200").tflops["bf16"] and r.measured_peak_tflops == 750.0
+    assert r.ridge == pytest.approx(r.peak_tflops / datasheet("H200").bandwidth_tbs)
+    assert r.to_dict()["measured_bandwidth_tbs"] == 4.3 and "as a second line" in r.to_dict()["ceilings_label"]
     assert "measured 2025-01-01" in r.ceilings.describe()
     assert Ceilings.from_dict(json.loads(json.dumps(c.to_dict()))) == c
 
@@ -124,10 +127,14 @@ def test_chart_construction():
     assert "H200 SXM" in fig.layout.title.text  # says which device and what measured it
     mem = fig.data[0]
     assert mem.y[-1] == pytest.approx(989.0) and mem.x[-1] == pytest.approx(r.ridge)
-    # an untimed kernel is drawn on the roof
+    # an untimed kernel is no point (not even on the roof): only its intensity, as a vertical line
     fig2 = roofline(1e9, 1e9, device="H200").figure(other_dtypes=False)
-    kernel = [t for t in fig2.data if t.mode == "markers"][0]
-    assert kernel.y[0] == pytest.approx(4.8) and "not timed" in kernel.name
+    assert not [t for t in fig2.data if "markers" in (t.mode or "")]
+    assert any("not timed" in (a.text or "") for a in fig2.layout.annotations)
+    # the same counts timed alike would cover each other: moved apart along x, each labelled
+    close = roofline(2e12, 4e8, seconds=2.5e-3, device="H200", name="k", references={"cuBLAS": 2.51e-3}).figure()
+    pts = [t for t in close.data if "markers" in (t.mode or "")]
+    assert len(pts) == 2 and pts[0].x[0] != pts[1].x[0] and [t.text[0] for t in pts] == ["k", "cuBLAS"]
 
 
 def test_point_intensity_infinite_without_bytes():
@@ -147,18 +154,20 @@ def test_elementwise_counts():
     assert copy.flops == 0 and copy.bytes == 8000
 
 
-def test_a_kernel_above_a_measured_roof_says_why():
+def test_a_kernel_above_the_measured_ceiling_stays_under_the_datasheet_roof_and_says_why():
     """Measured ceilings are what cuBLAS reached at one moment's clock; a kernel timed at a better clock sits
-    above them: the roofline says so (and gives the datasheet peak) instead of a bare '110% of the roof'."""
+    above that line, never above the datasheet roof, and the roofline says why."""
     from workbench.report.summaries import _roofline
 
     c = Ceilings("NVIDIA H200", "measured", {"bf16": 687.0, "fp16": 690.0, "fp8": None, "tf32": 380.0}, 4.2,
                  datasheet=datasheet("H200"), measured_at="2026-12-03T00:00:00+00:00", driver="580")
     n = 4096
     fast = roofline(2 * n**3, 3 * n * n * 2, seconds=2 * n**3 / 757e12, device=c)
-    assert fast.roof_fraction > 1
-    [note] = [x for x in fast.notes if "above the measured compute roof" in x]
+    assert 0.7 < fast.roof_fraction < 1  # of the datasheet roof
+    [note] = [x for x in fast.notes if "above the measured compute ceiling" in x]
     assert "687" in note and "989" in note
-    assert "above the measured roof" in _roofline(fast.to_dict())
+    assert "110% of the measured ceiling" in _roofline(fast.to_dict())
     slow = roofline(2 * n**3, 3 * n * n * 2, seconds=2 * n**3 / 600e12, device=c)
     assert not any("above" in x for x in slow.notes) and "of the roof" in _roofline(slow.to_dict())
+    wrong = roofline(2 * n**3, 3 * n * n * 2, seconds=2 * n**3 / 1200e12, device=c)  # counts or timing wrong
+    assert any("which no kernel reaches" in x for x in wrong.notes)

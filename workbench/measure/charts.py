@@ -77,42 +77,53 @@ def roofline_figure(r: Roofline, other_dtypes: bool = True):
             line={"color": "#7f7f7f", "width": 1, "dash": "dash"},
         )
     )
-    for p in points:
-        x = p.intensity if math.isfinite(p.intensity) and p.intensity > 0 else None
-        if x is None:
-            x = _MIN_INTENSITY if p.intensity == 0 else hi
-        timed = p.tflops is not None
-        if timed and p.tflops and p.tflops > 0:
-            y = p.tflops
-            label = f"{p.name}: {p.tflops:.1f} TFLOP/s, {p.tbs:.2f} TB/s"
-            symbol = "circle" if p.kind == "kernel" else "diamond"
-        else:
-            y = min(peak, bw * x)  # not timed (or no FLOPs): mark the attainable roof
-            if timed:
-                label = f"{p.name}: no FLOPs; {p.tbs:.2f} TB/s ({p.tbs / bw:.0%} of bandwidth)"
-            else:
-                label = f"{p.name}: attainable {y:.1f} TFLOP/s (not timed)"
-            symbol = "x-open"
-        fig.add_trace(
-            go.Scatter(
-                x=[x],
-                y=[y],
-                mode="markers",
-                name=label,
-                marker={"size": 12 if p.kind == "kernel" else 10, "symbol": symbol},
-                hovertext=[f"{p.name}<br>intensity {p.intensity:.3g} FLOP/byte<br>{label}"],
-                hoverinfo="text",
-            )
-        )
+    _measured_lines(fig, r, lo, hi)
+    _points(fig, r, points, hi)
     est = " (counts estimated)" if r.counts.is_estimate else ""
     fig.update_layout(
-        title=f"Roofline: {r.name}, {r.bound}-bound{est}<br><sup>{r.ceilings.describe()}</sup>",
+        title=f"Roofline: {r.name}, {r.bound}-bound{est}<br><sup>{r.label()}</sup>",
         xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)"},
         yaxis={"type": "log", "title": "TFLOP/s"},
         legend={"font": {"size": 10}},
         template="plotly_white",
     )
     return fig
+
+
+def _measured_lines(fig: Any, r: Roofline, lo: float, hi: float) -> None:
+    """The measured ceilings (what cuBLAS and a copy reached), dashed under the datasheet roofs."""
+    go = _plotly()
+    peak, bw = r.measured_peak_tflops, r.measured_bandwidth_tbs
+    if peak is None or bw is None:
+        return
+    fig.add_trace(go.Scatter(x=[lo, peak / bw, hi], y=[bw * lo, peak, peak], mode="lines",
+                             name=f"measured ceiling {peak:.0f} TFLOP/s, {bw:.2f} TB/s",
+                             line={"color": "#9467bd", "width": 2, "dash": "dash"}))
+
+
+def _points(fig: Any, r: Roofline, points: list[Any], hi: float) -> None:
+    """Timed points, labelled; points that would cover each other are moved apart along x (a few percent).
+    An untimed kernel gets no point, only its intensity as a vertical line."""
+    go = _plotly()
+    placed: list[tuple[float, float]] = []
+    for p in points:
+        x = p.intensity if math.isfinite(p.intensity) and p.intensity > 0 else (_MIN_INTENSITY if p.intensity == 0
+                                                                                   else hi)
+        if not p.tflops:
+            if p.kind == "kernel" and p.tflops is None:
+                fig.add_vline(x=x, line={"color": "#bbbbbb", "dash": "dot"},
+                              annotation_text=f"{p.name}: intensity {x:.3g} (not timed)")
+            continue
+        y = p.tflops
+        shift = sum(1 for px, py in placed if abs(math.log(px / x)) < 0.05 and abs(math.log(py / y)) < 0.08)
+        placed.append((x, y))
+        xs = x * (1.08 ** shift)
+        label = f"{p.name}: {p.tflops:.1f} TFLOP/s, {p.tbs:.2f} TB/s"
+        fig.add_trace(go.Scatter(
+            x=[xs], y=[y], mode="markers+text", name=label, text=[p.name],
+            textposition="middle right" if shift % 2 == 0 else "middle left",
+            marker={"size": 12 if p.kind == "kernel" else 10, "symbol": "circle" if p.kind == "kernel" else "diamond"},
+            hovertext=[f"{p.name}<br>intensity {p.intensity:.3g} FLOP/byte<br>{label}"], hoverinfo="text"))
 
 
 def sweep_figure(df: pd.DataFrame, x: str | None = None, y: str | None = None, color: str | None = None):

@@ -126,15 +126,16 @@ def report_items(section: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
     roof = section.get("roofline")
     if roof is not None:
-        ceil = roof["ceilings"]
+        timed = roof.get("seconds") is not None
         items.append(
             {
                 "kind": "roofline",
                 "status": "ok",
-                "reason": None if roof.get("seconds") is not None else "static: not timed",
-                "measured_by": f"ceilings: {roof['ceilings_label']}",
-                "device": ceil["device"],
-                "when": ceil.get("measured_at") or when,
+                "reason": None if timed else "static: not timed",
+                # what measured the kernel's point; an untimed kernel has none (its roofs are the datasheet's)
+                "measured_by": measured_by if timed else None,
+                "device": device if timed else None,
+                "when": when if timed else None,
                 **roof,
             }
         )

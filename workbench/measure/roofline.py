@@ -88,12 +88,37 @@ class Roofline:
         return self.point.intensity
 
     @property
+    def roofs(self) -> Ceilings:
+        """The top roofs: the device's datasheet peaks where known (nothing runs above them), else the
+        ceilings as they are."""
+        ds = self.ceilings.datasheet
+        return ds if self.ceilings.source == "measured" and ds is not None else self.ceilings
+
+    @property
     def peak_tflops(self) -> float:
-        return self.ceilings.peak_tflops(self.dtype)
+        return self.roofs.peak_tflops(self.dtype)
 
     @property
     def bandwidth_tbs(self) -> float:
-        return self.ceilings.bandwidth
+        return self.roofs.bandwidth
+
+    @property
+    def measured_peak_tflops(self) -> float | None:
+        """The measured compute ceiling (what cuBLAS reached), drawn as a second line; None when not measured."""
+        if self.ceilings.source != "measured":
+            return None
+        v = self.ceilings.tflops.get(self.dtype)
+        return None if v is None else float(v)
+
+    @property
+    def measured_bandwidth_tbs(self) -> float | None:
+        return self.ceilings.bandwidth_tbs if self.ceilings.source == "measured" else None
+
+    def label(self) -> str:
+        """What the roofs are, in one line."""
+        if self.measured_peak_tflops is not None and self.roofs is not self.ceilings:
+            return f"{self.roofs.describe()} roofs; {self.ceilings.describe()} as a second line"
+        return self.ceilings.describe()
 
     @property
     def ridge(self) -> float:
@@ -203,9 +228,12 @@ class Roofline:
             "compute_fraction": json_num(self.compute_fraction),
             "memory_fraction": json_num(self.memory_fraction),
             "roof_fraction": json_num(self.roof_fraction),
+            "measured_peak_tflops": json_num(self.measured_peak_tflops),
+            "measured_bandwidth_tbs": json_num(self.measured_bandwidth_tbs),
             "ceilings": self.ceilings.to_dict(),
-            "ceilings_label": self.ceilings.describe(),
-            "points": [self.point.to_dict()] + [r.to_dict() for r in self.references],
+            "ceilings_label": self.label(),
+            # only what was timed is a point: an untimed kernel has no place under the roof
+            "points": [p.to_dict() for p in [self.point, *self.references] if p.seconds],
             "notes": list(self.notes),
         }
 
@@ -222,15 +250,13 @@ class Roofline:
 
 
 def _above_measured_roof(r: Roofline) -> str | None:
-    """Why a kernel can sit above a measured compute roof (and what the datasheet says), when it does."""
-    t = r.achieved_tflops
-    if t is None or r.ceilings.source != "measured" or r.bound != "compute" or t <= r.peak_tflops:
+    """Why a kernel can sit above the measured compute ceiling (under the datasheet roof), when it does."""
+    t, measured = r.achieved_tflops, r.measured_peak_tflops
+    if t is None or measured is None or r.bound != "compute" or t <= measured:
         return None
-    ds = r.ceilings.datasheet.tflops.get(r.dtype) if r.ceilings.datasheet is not None else None
-    sheet = f"; the datasheet peak is {ds:.0f} TFLOP/s" if ds else ""
-    return (f"achieved {t:.0f} TFLOP/s is above the measured compute roof ({r.peak_tflops:.0f} TFLOP/s): that roof "
-            "is what cuBLAS reached when the ceilings were measured, at that moment's clock (an H100/H200 clock "
-            f"moves with temperature and power by 10% and more){sheet}")
+    return (f"achieved {t:.0f} TFLOP/s is above the measured compute ceiling ({measured:.0f} TFLOP/s, the dashed "
+            "line): that ceiling is what cuBLAS reached when it was measured, at that moment's clock (an H100/H200 "
+            f"clock moves with temperature and power by 10% and more); the roof is the datasheet's {r.peak_tflops:.0f}")
 
 
 def roofline(
@@ -277,6 +303,11 @@ def roofline(
     above = _above_measured_roof(r)
     if above:
         r.notes.append(above)
+    t = r.achieved_tflops
+    if t is not None and t > r.peak_tflops * 1.001:
+        r.notes.append(f"achieved {t:.0f} TFLOP/s is above the {r.peak_tflops:.0f} TFLOP/s peak "
+                       f"({r.roofs.describe()}), which no kernel reaches: the FLOP count (--flops) or the timing is "
+                       "wrong")
     if isinstance(references, Mapping):
         for ref_name, t in references.items():
             r.add_reference(ref_name, t)

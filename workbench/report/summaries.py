@@ -83,9 +83,12 @@ def _roofline(m: dict[str, Any]) -> str:
         bits.append(f"intensity {m['intensity']:.1f} FLOP/B")
     if _num(m.get("achieved_tflops"), ".1f"):
         frac = _pct(m.get("roof_fraction"))
-        above = (m.get("roof_fraction") or 0) > 1 and m.get("bound") == "compute"
-        what = (" (above the measured roof: that roof is cuBLAS's rate at the clock of its measurement)" if above
-                else f" ({frac} of the roof)")
+        measured = m.get("measured_peak_tflops")
+        vs = (f", {m['achieved_tflops'] / measured:.0%} of the measured ceiling"
+              if m.get("bound") == "compute" and _num(measured, ".0f") else "")
+        old = "measured_peak_tflops" not in m and (m.get("roof_fraction") or 0) > 1  # its roof was the measured one
+        what = (f" ({frac} of the measured ceiling: cuBLAS's rate at the clock of its measurement)" if old
+                else f" ({frac} of the roof{vs})")
         bits.append(f"achieved {m['achieved_tflops']:.1f} TFLOP/s" + (what if frac else ""))
     if _num(m.get("peak_tflops"), ".0f") and _num(m.get("bandwidth_tbs"), ".2f"):
         bits.append(f"roofs {m['peak_tflops']:.0f} TFLOP/s, {m['bandwidth_tbs']:.2f} TB/s")
