@@ -318,7 +318,8 @@ class TlxMagics(Magics):
         if primary and args.timeline:
             progress.note(f"recording {e.name}'s per-role timeline")
             r.timeline = sections.timeline(e, device, args.timeline)
-        for note in (sections.not_ran(e, r.kernel["kind"], args.compile_only), sections.isolation_note(e)):
+        for note in (sections.not_ran(e, r.kernel["kind"], args.compile_only), sections.isolation_note(e),
+                     sections.sanitize_not_run(e, args.sanitize)):
             if note:
                 r.diagnostics.append(note)
         if args.diff is not None:

@@ -161,6 +161,17 @@ def not_ran(entry: Captured, kind: str, compile_only: bool) -> dict[str, Any] | 
             "message": f"nothing ran: {entry.runs[-1]['reason']}", "hint": None if compile_only else hint}
 
 
+def sanitize_not_run(entry: Captured, sanitize: str | None) -> dict[str, Any] | None:
+    """``--sanitize`` asked for a kernel that never ran on a GPU: say so (the viewer showed nothing)."""
+    if not sanitize or any(r.get("mode") == "gpu" and r.get("ran") for r in entry.runs):
+        return None
+    hint = ("--check runs plain Triton kernels in Triton's interpreter here, which stops at an out-of-bounds "
+            "access at its line; the static checks above flag unmasked accesses the launch proves out of bounds")
+    return {"severity": "info", "source": "magic", "line": None, "col": None, "hint": hint,
+            "message": f"--sanitize {sanitize}: not run, since nothing ran on a GPU (compute-sanitizer and ConSan "
+                       "watch a GPU launch)"}
+
+
 def isolation_note(entry: Captured) -> dict[str, Any] | None:
     """Where the launches ran and what isolation cost per launch (from the run records' ``isolation``)."""
     iso = [r["isolation"] for r in entry.runs if (r.get("isolation") or {}).get("mode") == "worker"

@@ -1,4 +1,5 @@
-"""A launch that omits (or misnames) an argument is an error at the launch's line, naming where the kernel is
+"""What a cell says when it cannot do what it was asked: a launch that omits (or misnames) an argument is an error
+at the launch's line, naming where the kernel is
 defined (it pointed at the def line: issue 25)."""
 
 from __future__ import annotations
@@ -39,3 +40,18 @@ def test_the_error_is_at_the_launch_line(ip, launch, says):
     text = out.stdout + out.stderr
     assert says in text and "(k_args is defined at cell line 3)" in text, text
     assert "Cell line 7" in text and launch in text, text
+
+
+def test_sanitize_without_a_gpu_says_it_did_not_run(ip):
+    """--sanitize on a CPU showed nothing in the viewer (issue 25)."""
+    from workbench.report import MIME_TYPE
+    from workbench.run.device import detect
+
+    if detect().available:
+        pytest.skip("the no-GPU path")
+    with capture_output(display=True) as out:
+        res = ip.run_cell("%%tlx --sanitize memcheck\n" + KERNEL + "k_args[(1,)](x, y, 1024, BLOCK=1024)\n")
+    assert res.success
+    [d] = [o.data[MIME_TYPE] for o in out.outputs if MIME_TYPE in o.data]
+    said = [x["message"] for x in d["diagnostics"] if x["source"] == "magic"]
+    assert any(m.startswith("--sanitize memcheck: not run") for m in said), d["diagnostics"]
