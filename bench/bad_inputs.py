@@ -1,11 +1,12 @@
 """Issue 25's table: each bad input of the issue (and of the tests) in a real Jupyter kernel, with no GPU.
 
-    python3 bench/bad_inputs.py [--json PATH]
+    python3 bench/bad_inputs.py [--json PATH] [--only TEXT]
 
 Each case runs in a fresh kernel (after ``%load_ext workbench`` and a cell making tensors): the time from sending
 the cell to its first error or finding, what the cell said (the error's first line, or the finding), the cell
-line it points at (and the line it should), and whether the kernel still answers afterwards (a cell reading the
-tensors it made before). Prints a table and writes JSON (default bench/results/bad-inputs-<date>.json).
+line it points at (and the line it should), how the cell ended (ok, error, died, timeout) and whether the kernel
+still answers afterwards (a cell reading the tensors it made before). Prints a table and writes JSON (default
+bench/results/bad-inputs-<date>.json) with the commit measured and the files under workbench/ that differed from it.
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ ring[(1,)](TensorDescriptor(xs, [64, 512], [512, 1], [64, 64]), torch.empty(64, 
            BM=64, BK=48)'''
 
 # (name, cell, the line the message should point at (cell lines; the %%tlx line is 1), what it must say)
+SHAPES = '''@triton.jit
+def bad(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    other = tl.arange(0, BLOCK * 2)
+    tl.store(x_ptr + offs, offs + other)
+
+bad[(1,)](y, BLOCK=64)'''
+
 CASES = [
     ("out of bounds, --check (interpreter)", '%%tlx --check "y: x * 2"\n' + OOB, 6, "OutOfBoundsError"),
     ("out of bounds, no --check (static)", "%%tlx\n" + OOB, 6, "global-out-of-bounds"),
@@ -81,9 +90,11 @@ CASES = [
      "cannot reach the Ray cluster"),
     ("--search with no launch in the cell", '%%tlx --search "BLOCK=[64]"\n' + SCALE, 1, "no kernel launch"),
     ("a Python error in the cell", "%%tlx\n" + SCALE + "undefined_name + 1", 7, "NameError"),
-    # a 64x48 slot filled through a 64x64 TMA descriptor: an assertion in the compiler's C++ (uTLX's op builder,
-    # while Triton generates TTIR from the AST) aborts the process. Not caught yet: kept here to say so.
-    ("TMA block 64x64 into a 64x48 slot (compiler abort)", "%%tlx\n" + RING, 24, "Error"),
+    ("shapes that do not match, in the kernel", "%%tlx\n" + SHAPES, 6, "CompileError"),
+    ("an undefined name, in the kernel", "%%tlx\n" + SHAPES.replace("offs + other", "undefined_thing"), 6,
+     "CompileError"),
+    # a 64x48 fp16 ring slot (48 is no power of two): an assertion in uTLX's C++ op builder aborted the process
+    ("a 64x48 fp16 ring slot (uTLX asserts in C++)", "%%tlx\n" + RING, 7, "CompileError"),
 ]
 
 
@@ -100,13 +111,36 @@ def _texts(msgs: list[dict]) -> list[str]:
     return out
 
 
+def _execute(km, kc, code: str, timeout: float, hook) -> tuple[str, float]:
+    """Runs ``code``, passing each output message to ``hook``: ('ok' | 'error' | 'died' | 'timeout', seconds).
+    jupyter_client's execute_interactive waits out its timeout when the kernel dies; this asks every half second."""
+    import queue
+
+    t0 = time.perf_counter()
+    msg_id = kc.execute(code)
+    while time.perf_counter() - t0 < timeout:
+        try:
+            m = kc.get_iopub_msg(timeout=0.5)
+        except queue.Empty:
+            if not km.is_alive():
+                return "died", time.perf_counter() - t0
+            continue
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            reply = kc.get_shell_msg(timeout=10)
+            return reply["content"]["status"], time.perf_counter() - t0
+        hook(m)
+    return "timeout", time.perf_counter() - t0
+
+
 def run_case(name: str, cell: str, want_line: int | None, says: str) -> dict:
     import jupyter_client
 
     km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3")
     row: dict = {"case": name, "expected_line": want_line}
     try:
-        kc.execute_interactive("%load_ext workbench\n" + SETUP, timeout=300)
+        kc.execute_interactive("%load_ext workbench\n" + SETUP, timeout=300, output_hook=lambda m: None)
         msgs: list[dict] = []
         first: list[float] = []
         t0 = time.perf_counter()
@@ -116,48 +150,55 @@ def run_case(name: str, cell: str, want_line: int | None, says: str) -> dict:
             if not first and says in "\n".join(_texts([m])):
                 first.append(time.perf_counter() - t0)
 
-        try:
-            kc.execute_interactive(cell, timeout=600, output_hook=hook)
-            row["finished_s"] = round(time.perf_counter() - t0, 2)
-        except Exception as e:  # a timeout, or the kernel died under it
-            row["finished_s"] = None
-            row["error"] = f"{type(e).__name__}: {e}"
+        row["outcome"], took = _execute(km, kc, cell, 600, hook)
+        row["finished_s"] = round(took, 2)
         text = "\n".join(_texts(msgs))
         row["seconds_to_message"] = round(first[0], 2) if first else None
         line = next((ln for ln in text.splitlines() if says in ln), "")
-        row["message"] = line.strip()[:300]
+        row["message"] = line.strip()[:300] or ("(the kernel died: no message)" if row["outcome"] == "died" else "")
         m = re.search(r"Cell line (\d+)|line (\d+):|File <tlx-cell-[^>]*>:(\d+)", text)
         row["line"] = int(next(g for g in m.groups() if g)) if m else None
         row["right_line"] = want_line is None or row["line"] == want_line
-        try:
-            r = kc.execute_interactive("print('alive', x.shape[0])", timeout=60)
-            row["alive"] = r["content"]["status"] == "ok"
-        except Exception:
-            row["alive"] = False
+        row["alive"] = km.is_alive() and _execute(km, kc, "assert x.shape[0] == 1024", 60, lambda m: None)[0] == "ok"
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     return row
 
 
+def _tree() -> dict:
+    """The commit measured, and the files under workbench/ that differed from it (others edit this checkout)."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    return {"commit": git("rev-parse", "--short", "HEAD"),
+            "uncommitted": git("status", "--porcelain", "--", "workbench").splitlines()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", default=None)
+    ap.add_argument("--only", default="", help="run the cases whose name holds this text (nothing written)")
     a = ap.parse_args()
     rows = []
-    for name, cell, line, says in CASES:
+    for name, cell, line, says in [c for c in CASES if a.only in c[0]]:
         row = run_case(name, cell, line, says)
         rows.append(row)
         print(f"{name:42s} {row['seconds_to_message'] if row['seconds_to_message'] is not None else '-':>6} s  "
               f"line {row['line']} ({'ok' if row['right_line'] else 'want ' + str(line)})  "
-              f"{'alive' if row['alive'] else 'DEAD'}  {row['message'][:90]}", flush=True)
+              f"{'alive' if row['alive'] else 'DEAD'}  {row['outcome']:5s} {row['message'][:90]}", flush=True)
     summary = {"cases": len(rows), "alive": sum(r["alive"] for r in rows),
                "right_line": sum(r["right_line"] for r in rows),
                "said_it": sum(r["seconds_to_message"] is not None for r in rows),
                "within_2s": sum(r["seconds_to_message"] is not None and r["seconds_to_message"] <= 2.0 for r in rows)}
     print(json.dumps(summary))
+    if a.only:
+        return
     out = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "device": "no GPU (CPU only)",
            "command": " ".join(["python3", "bench/bad_inputs.py", *sys.argv[1:]]), "python": sys.version.split()[0],
+           "tree": _tree(),
            "summary": summary, "rows": rows}
     path = a.json or str(ROOT / "bench" / "results" / f"bad-inputs-{dt.date.today().isoformat()}.json")
     Path(path).write_text(json.dumps(out, indent=1))
