@@ -59,3 +59,31 @@ def test_repair_is_idempotent(times):
     from triton import knobs
 
     assert not getattr(knobs.runtime.add_stages_inspection_hook.__wrapped__, "_workbench_chained", False)
+
+
+def test_the_local_alloc_guard_wraps_utlx_as_it_is_called():
+    """guard_local_alloc wraps uTLX's local_alloc with the parameters it has; a shape that aborted the process
+    in uTLX's C++ (a 64x48 fp16 ring slot) is an error at the kernel's line, the rest compiles as before."""
+    import inspect
+
+    import triton
+    import triton.language.extra.tlx as tlx
+    import utlx_plugin.mem_ops as mem_ops
+
+    from workbench.compile.plugin_reach import guard_local_alloc
+
+    assert list(inspect.signature(mem_ops.local_alloc).parameters) == [
+        "shape", "dtype", "num", "storage", "layout", "reuse", "_semantic"]
+    assert guard_local_alloc() and guard_local_alloc()  # idempotent
+    assert tlx.local_alloc._workbench_shape_guard
+
+    @triton.jit
+    def slots(out_ptr, BM: tl.constexpr, BK: tl.constexpr):
+        bufs = tlx.local_alloc((BM, BK), tl.float16, 2)
+        rows = tlx.local_load(bufs[0]).to(tl.float32).sum(1)
+        tl.store(out_ptr + tl.arange(0, BM), rows)
+
+    workbench.compile(slots, torch.empty(64), BM=64, BK=64)
+    with pytest.raises(workbench.CompileError, match=r"local_alloc\(64, 48\).*power of two \(not 48\)") as err:
+        workbench.compile(slots, torch.empty(64), BM=64, BK=48)
+    assert "tlx.local_alloc((BM, BK)" in (err.value.source_line or str(err.value))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 import triton
-from search_kernels import ring_sum, scale
+from search_kernels import ExitOnLoad, ring_sum, scale
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 import workbench
@@ -140,25 +140,27 @@ def test_kernels_travel_to_a_fresh_process_and_compile_the_same(tmp_path):
 @pytest.mark.slow
 def test_compile_only_pipeline_statuses_findings_and_crashes(ray_local):
     """Real compiles on 2 Ray workers: a correct ring, two buggy ones (skipped: error findings at their lines), a
-    block the compiler aborts on (a 64x48 slot under a 64x64 descriptor: SIGABRT in its process, that candidate
-    only) and one Triton refuses (3 warps)."""
+    64x48 slot (uTLX's C++ aborted on it; now an error at its line), one Triton refuses (3 warps), and one whose
+    compile process dies (that candidate only)."""
     desc, out, K = _ring_args()
     space = [{"BM": 64, "BK": 64, "STAGES": 3, "BUG": b} for b in (0, 1, 2)]
-    space += [{"BM": 64, "BK": 48, "STAGES": 3, "BUG": 0}, {"BM": 64, "BK": 64, "STAGES": 3, "num_warps": 3}]
+    space += [{"BM": 64, "BK": 48, "STAGES": 3, "BUG": 0}, {"BM": 64, "BK": 64, "STAGES": 3, "num_warps": 3},
+              {"BM": 64, "BK": 64, "STAGES": 2, "BUG": ExitOnLoad()}]
     events = []
     r = workbench.search(ring_sum, space, desc, out, K, grid=(1,), compile_only=True, progress=events.append)
     t = r.table
-    assert list(t["status"]) == ["compiled", "skipped", "skipped", "compile-error", "compile-error"], t.to_string()
+    assert list(t["status"]) == ["compiled", "skipped", "skipped"] + ["compile-error"] * 3, t.to_string()
     src = Path(HERE / "search_kernels.py").read_text().splitlines()
     # BUG 1 (the slot is never freed): the producer's wait on `empty` never completes; BUG 2: the consumer's wait
     for i, marker in ((1, "tlx.barrier_wait(empty[s], p ^ 1)"), (2, "BUG 2")):
         lines = [f["line"] for f in r.rows[i]["findings"] if f["severity"] == "error"]
         assert lines and any(marker in src[ln - 1] for ln in lines), (i, r.rows[i]["findings"])
-    assert "compile process died" in t.loc[3, "error"], t.loc[3, "error"]
+    assert "search_kernels.py:" in t.loc[3, "error"] and "must be a power of two (not 48)" in t.loc[3, "error"]
     assert "num_warps must be a power of 2" in t.loc[4, "error"], t.loc[4, "error"]
+    assert "compile process died" in t.loc[5, "error"], t.loc[5, "error"]
     assert t.loc[0, "registers"] > 0 and t.loc[0, "shared_kib"] > 0 and t.loc[0, "spills"] == 0
     assert t.loc[0, "node"] and t.loc[0, "compile_s"] > 0
-    assert r.best is None and r.info["compile_only"] and events and events[-1].total == 5
+    assert r.best is None and r.info["compile_only"] and events and events[-1].total == 6
     rep = r.report(0)
     assert rep.to_dict()["kernel"]["name"] == "ring_sum" and "ttgir" in rep.stage_names
     assert "status compiled" in rep.diagnostics[-1]["message"]

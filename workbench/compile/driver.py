@@ -26,7 +26,7 @@ from workbench.compile import cache
 from workbench.compile.artifact import Artifact, Layouts, Metadata, SourceInfo, ValueLayout
 from workbench.compile.binding import Bound, bind, bind_signature
 from workbench.compile.diagnostics import first_mlir_error, from_backend_error, from_compilation_error
-from workbench.compile.plugin_reach import repair_gluon
+from workbench.compile.plugin_reach import guard_local_alloc, repair_gluon
 from workbench.compile.resource_gate import gate
 from workbench.compile.targets import parse_target, target_name
 from workbench.compile.tasks import tasks_of
@@ -148,6 +148,7 @@ def _triton_compile(fn, bound: Bound, gpu_target, source: SourceInfo):
         repair_gluon()
     else:
         Source = ASTSource
+    guard_local_alloc()  # a shape uTLX's C++ cannot lay out aborts the process otherwise, not just the compile
     src = Source(fn, bound.signature, bound.constexprs, bound.attrs)
     out = io.StringIO()
     stderr_text = ""

@@ -66,3 +66,38 @@ def _chain_stages_hook() -> None:
     hook._workbench_chained = True
     hook.__wrapped__ = inner
     knobs.runtime.add_stages_inspection_hook = hook
+
+
+
+def guard_local_alloc() -> bool:
+    """``tlx.local_alloc`` of a shared-memory buffer with a dimension that is not a power of two: uTLX's C++
+    (``utlx_local_alloc``) asserts while Triton generates TTIR and the process aborts (issue 25: the notebook's
+    kernel died; seen with a 64x48 fp16 ring slot). The guard checks the shape first and raises, so Triton
+    reports it at the kernel's line. Buffers with an explicit layout, aliases and tensor memory are passed on
+    as they are. Installed once on the language module the kernels call (idempotent); True when installed."""
+    import sys
+
+    tlx = sys.modules.get("triton.language.extra.tlx")
+    orig = getattr(tlx, "local_alloc", None) if tlx is not None else None
+    if orig is None:
+        return False
+    if getattr(orig, "_workbench_shape_guard", False):
+        return True
+    import triton.language.core as tl
+
+    @tl.builtin
+    def local_alloc(shape, dtype, num, storage=None, layout=None, reuse=None, _semantic=None):
+        items = tl._unwrap_if_constexpr(shape)
+        dims = [tl._unwrap_if_constexpr(d) for d in (items if hasattr(items, "__iter__") else [items])]
+        plain = layout is None and reuse is None and (storage is None or storage == tlx.storage_kind.smem)
+        bad = [d for d in dims if isinstance(d, int) and (d <= 0 or d & (d - 1))]
+        if plain and bad:
+            raise ValueError(f"local_alloc{tuple(dims)}: every dimension of a shared-memory buffer must be a power "
+                             f"of two (not {', '.join(map(str, bad))}); pick block sizes that are")
+        kw = {k: v for k, v in (("storage", storage), ("layout", layout), ("reuse", reuse)) if v is not None}
+        return orig(shape, dtype, num, **kw, _semantic=_semantic)
+
+    local_alloc._workbench_shape_guard = True
+    local_alloc.__doc__ = orig.__doc__
+    tlx.local_alloc = local_alloc
+    return True

@@ -112,18 +112,22 @@ def _check(op: str, ptrs: Any, mask: Any, regions: list[Region], builder: Any) -
              "on a GPU it would read garbage or fault (--sanitize memcheck finds it there)")
 
 
-# method -> (what the user wrote, where its pointer and mask are among the positional arguments)
-_OPS = {"create_masked_load": ("tl.load", 0, 1), "create_masked_store": ("tl.store", 0, 2),
-        "create_atomic_cas": ("tl.atomic_cas", 0, None), "create_atomic_rmw": ("an atomic", 1, 3)}
+# method -> (what the user wrote, the names of its pointer and mask parameters)
+_OPS = {"create_masked_load": ("tl.load", "ptrs", "mask"), "create_masked_store": ("tl.store", "ptrs", "mask"),
+        "create_atomic_cas": ("tl.atomic_cas", "ptr", None), "create_atomic_rmw": ("an atomic", "ptr", "mask")}
 
 
 def _wrap(builder: Any, name: str, regions: list[Region]) -> Any:
-    orig = getattr(builder, name)
-    op, ptr_at, mask_at = _OPS[name]
+    import inspect
 
-    def checked_op(*args):
-        _check(op, args[ptr_at], args[mask_at] if mask_at is not None else None, regions, builder)
-        return orig(*args)
+    orig = getattr(builder, name)
+    sig = inspect.signature(orig)
+    op, ptr_name, mask_name = _OPS[name]
+
+    def checked_op(*args, **kwargs):
+        given = sig.bind_partial(*args, **kwargs).arguments
+        _check(op, given[ptr_name], given.get(mask_name) if mask_name else None, regions, builder)
+        return orig(*args, **kwargs)
 
     return checked_op
 
