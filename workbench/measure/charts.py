@@ -54,7 +54,7 @@ def roofline_figure(r: Roofline, other_dtypes: bool = True):
             if key == r.dtype:
                 continue
             try:
-                other = r.ceilings.peak_tflops(key)
+                other = r.roofs.peak_tflops(key)
             except Exception:
                 continue
             if other == peak:
