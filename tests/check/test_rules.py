@@ -18,6 +18,7 @@ import handover_kernels as H  # noqa: E402
 import ring_kernels as R  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
+import workbench  # noqa: E402
 from workbench.check import check  # noqa: E402
 
 BM, BK, K, STAGES = 64, 64, 512, 3  # 8 K steps through a 3-slot ring: the ring wraps twice
@@ -93,13 +94,31 @@ def test_a_slot_released_before_its_mma_finished_is_overwritten_under_the_reader
     assert {g.rule for g in findings if g.severity == "error"} == {"slot-reuse"}
 
 
+def test_one_allocation_over_the_limit_stops_the_compile_at_its_line(tmp_path, monkeypatch):
+    """Larger alone than a block may use: the compile stops after TTGIR (workbench.compile.resource_gate). (A
+    kernel both caches already hold compiles no more: the smem-limit finding then says it.)"""
+    from workbench.compile import cache
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("TLX_WORKBENCH_CACHE_DIR", str(tmp_path / "wb"))
+    cache.clear()
+    with pytest.raises(workbench.CompileError) as err:
+        ring_findings("too_much_smem", BM=128, BK=128, STAGES=16)
+    assert err.value.lineno == marked_line(R.too_much_smem, "# BUG: smem-limit")
+    assert "alone needs 512 KiB" in err.value.message and "227 KiB a block can use on sm_90" in err.value.message
+
+
 def test_shared_memory_over_the_limit_names_the_biggest_allocation():
-    findings = ring_findings("too_much_smem", BM=128, BK=128, STAGES=16)
+    """Each allocation fits, together they do not: the smem-limit finding lists them biggest first."""
+    a, b = torch.empty(128, K, dtype=torch.float16), torch.empty(K, 128, dtype=torch.float16)
+    c = torch.empty(128, 128, dtype=torch.float16)
+    descs = (TensorDescriptor(a, [128, K], [K, 1], [128, 64]), TensorDescriptor(b, [K, 128], [128, 1], [64, 128]),
+             TensorDescriptor(c, [128, 128], [128, 1], [128, 128]))
+    findings = check(R.mma_ring, *descs, K, BM=128, BN=128, BK=64, STAGES=8, EARLY_RELEASE=False, strict=True)
     f = next(f for f in findings if f.rule == "smem-limit")
-    assert f.severity == "error"
-    assert f.line == marked_line(R.too_much_smem, "# BUG: smem-limit")
+    assert f.severity == "error" and f.line is not None
     assert "more than the 227 KiB a block can use on sm_90" in f.message
-    assert "`bufs`: 16 x 128x128 f16 = 512 KiB" in f.message
+    assert "Biggest first: `a`: 8 x 128x64 f16 = 128 KiB; `b`: 8 x 64x128 f16 = 128 KiB" in f.message
 
 
 @pytest.mark.parametrize("name", ["ring_ok", "ring_flip_ok", "ring_rewait_ok"])

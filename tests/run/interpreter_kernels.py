@@ -1,6 +1,7 @@
 """Plain Triton kernels for the interpreter tests: one calls device functions (``tl.cdiv`` lives in
 ``triton.language.standard``, whose module sees ``tl.core``), two multiply with ``tl.dot``, one adds
-elementwise, one sums."""
+elementwise, one sums; one stores past its tensor's end, one loops long enough to be stopped or crashed while
+it runs (lines marked ``# OOB``, ``# LOOP``)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,26 @@ def add_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
 @triton.jit
 def sum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr, tl.sum(tl.load(x_ptr + tl.arange(0, BLOCK)), axis=0))
+
+
+@triton.jit
+def unmasked_double(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)  # OOB
+
+
+@triton.jit
+def long_loop(x_ptr, y_ptr, ITERS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for _ in range(ITERS):  # LOOP
+        acc += tl.load(x_ptr + offs)  # LOOP
+    tl.store(y_ptr + offs, acc)
+
+
+def lines_marked(fn, mark: str) -> list[int]:
+    """The file's line numbers of ``fn``'s lines that end with ``# mark``."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(fn.fn)
+    return [first + i for i, ln in enumerate(lines) if ln.rstrip().endswith(f"# {mark}")]

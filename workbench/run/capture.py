@@ -6,7 +6,8 @@ included, the autotuner's config timing, and direct ``workbench.compile`` calls 
 compiled with ``workbench.compile`` from its own arguments (that gives the Artifact); then, by mode:
 
 - ``gpu``: launched for real on the local GPU;
-- ``interpreter``: executed on the CPU by Triton's interpreter (plain ``tl.*`` kernels only);
+- ``interpreter``: executed on the CPU by Triton's interpreter (plain ``tl.*`` kernels only), in the
+  interpreter worker process (``interpreter_isolated``; ``--no-isolate``: in the notebook's process);
 - ``compile``: nothing runs (no GPU, ``--compile-only``, a Gluon/TLX kernel with no GPU, or a kernel the
   interpreter would compute wrongly: ``workbench.run.interpreter_limits``).
 
@@ -24,10 +25,9 @@ from typing import Any
 from workbench.compile import progress
 from workbench.compile.tuners import arg_names
 from workbench.report.report import kernel_kind
-from workbench.run import launch_patches
+from workbench.run import interpreter_isolated, launch_patches
 from workbench.run.arguments import _constexpr_names, _spec, bind_arguments, describe_arguments
 from workbench.run.device import Device
-from workbench.run.interpreter import interpret
 from workbench.run.interpreter_limits import interpreter_blocker
 
 __all__ = ["Capture", "Captured", "active", "describe_arguments"]
@@ -137,6 +137,9 @@ class Capture:
         self._undo = launch_patches.install(active)
         self._prev = _ACTIVE
         _ACTIVE = self
+        if self.isolate and not (self.compile_only or self.record_only) and (
+                self.interpret or (self.auto_interpret and not self.device.available)):
+            interpreter_isolated.warm()  # its process starts while the cell compiles
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -293,8 +296,8 @@ class Capture:
 
             result = on_gpu(self, entry, kernel, bound, gtuple, run, real, jit_compile)
         elif mode == "interpreter":
-            with self.suspend():
-                interpret(kernel, args, kwargs, grid)
+            grid = gtuple if gtuple is not None else grid
+            self._interpret(entry, kernel, args, kwargs, grid, run)
             run["ran"], run["device"] = True, "cpu (Triton interpreter)"
             self._remember_interpreted(entry, kernel, args, kwargs, grid, bound)
         else:
@@ -307,13 +310,26 @@ class Capture:
         run["elapsed_ms"] = (time.perf_counter() - t0) * 1e3
         return result
 
+    def _interpret(self, entry: Captured, kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any,
+                   run: dict[str, Any] | None = None) -> None:
+        progress.note(f"running {entry.name} in Triton's interpreter" + (" (isolated worker)" if self.isolate else ""))
+        with self.suspend():
+            record, fallback = interpreter_isolated.run_interpreted(
+                kernel, args, kwargs, grid, name=entry.name, isolated=self.isolate, timeout_s=self.timeout,
+                artifact=entry.artifact)
+        if run is not None:
+            run["isolation"] = record
+            if fallback:
+                self.diagnostics.append({"severity": "warning", "source": "run", "line": None, "col": None,
+                                         "hint": None, "message": "ran in Triton's interpreter in the notebook's "
+                                         f"process, not isolated: {fallback}"})
+
     def _remember_interpreted(self, entry: Captured, kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any,
                               bound: dict[str, Any]) -> None:
         from workbench.run.launching import MAX_REPLAYS, Replay, tensors_in
 
         def again() -> None:
-            with self.suspend():
-                interpret(kernel, args, kwargs, grid)
+            self._interpret(entry, kernel, args, kwargs, grid)
 
         if len(self.sequence) <= MAX_REPLAYS:
             self.sequence.append(Replay(entry.name, again, [t for v in bound.values() for t in tensors_in(v)]))

@@ -9,7 +9,8 @@ waits for the GPU in the worker (``watchdog``): a hang or a fault becomes a ``Ke
 
 The worker is started once per notebook kernel (``prestart`` at ``%load_ext workbench``) and kept
 warm. Before a launch the notebook synchronises its own device (inputs it just wrote must be there);
-after it, the worker has synchronised, so outputs are visible to the notebook.
+after it, the worker has synchronised, so outputs are visible to the notebook. A second kind of worker,
+without a CUDA context, runs Triton's CPU interpreter (``interpreter_isolated``).
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from workbench.errors import WorkbenchError
 from workbench.run.protocol import Encoder, UnsendableArgument, kernel_ref
 from workbench.run.watchdog import Outcome, Worker, WorkerError
 
-__all__ = ["KernelFaultError", "KernelHangError", "default_timeout", "failure_error", "launch", "prestart",
-           "shared_worker"]
+__all__ = ["KernelFaultError", "KernelHangError", "default_timeout", "failure_error", "finding_lines", "launch",
+           "prestart", "shared_worker"]
 
 BASE_TIMEOUT_S = 5.0  # a launch may take this long beyond 4x its last measured time
 SETUP_S = 120.0  # a cold worker: importing torch, creating its CUDA context
 
-_WORKER: Worker | None = None
+_WORKERS: dict[str, Worker] = {}  # kind -> the notebook's worker of that kind
 _ENCODER: Encoder | None = None
 _ENCODER_FOR = -1  # the worker start the encoder's storages were sent to
 _EXPECTED_S: dict[str, float] = {}  # kernel key -> longest completed run in this session
@@ -44,15 +45,22 @@ class KernelFaultError(WorkbenchError):
     """A kernel failed on the GPU (or its worker died); the worker process was replaced."""
 
 
-def shared_worker() -> Worker:
-    """The notebook's persistent worker (started on first use, and again whenever it has died)."""
-    global _WORKER
-    if _WORKER is None:
-        _WORKER = Worker(name="worker", env={"TLX_WORKBENCH_WORKER_EXIT": "fast"})
-        atexit.register(_shutdown)
-    if not _WORKER.alive:
-        _WORKER.start()
-    return _WORKER
+def shared_worker(kind: str = "gpu") -> Worker:
+    """The notebook's persistent worker of a kind (started on first use, and again whenever it has died):
+    "gpu" launches compiled kernels; "interpreter" runs Triton's CPU interpreter (no CUDA context)."""
+    worker = _WORKERS.get(kind)
+    if worker is None:
+        if not _WORKERS:
+            atexit.register(_shutdown)
+        env = {"TLX_WORKBENCH_WORKER_EXIT": "fast"}
+        if kind == "interpreter":
+            env["TLX_WORKBENCH_WORKER_CPU"] = "1"
+        elif kind != "gpu":
+            raise ValueError(f"no worker kind {kind!r}")
+        worker = _WORKERS[kind] = Worker(name="worker" if kind == "gpu" else kind, env=env)
+    if not worker.alive:
+        worker.start()
+    return worker
 
 
 def _encoder(worker: Worker) -> Encoder:
@@ -72,8 +80,8 @@ def prestart() -> None:
 
 
 def _shutdown() -> None:
-    if _WORKER is not None:
-        _WORKER.close()
+    for worker in _WORKERS.values():
+        worker.close()
 
 
 def default_timeout(key: str | None) -> float:
@@ -161,7 +169,7 @@ def static_findings(artifact: Any, kernel: Any) -> list[dict[str, Any]]:
         return []
 
 
-def _finding_lines(findings: list[dict[str, Any]], words: tuple[str, ...] = ()) -> list[str]:
+def finding_lines(findings: list[dict[str, Any]], words: tuple[str, ...] = ()) -> list[str]:
     chosen = [f for f in findings if f.get("severity") == "error" or
               (words and any(w in f"{f.get('rule', '')} {f.get('message', '')}".lower() for w in words))]
     return [f"line {f.get('line')}: [{f.get('rule')}] {f.get('message')}" for f in chosen[:6]]
@@ -176,7 +184,7 @@ def failure_error(out: Outcome, *, name: str, grid: tuple[int, ...] | None, find
     if out.status == "timeout" and out.phase == "run":
         msg = (f"{name}{g} did not finish within {out.timeout_s:.3g} s: {after}. The notebook's kernel and "
                f"tensors are intact; this launch's outputs may be partly written.")
-        cls, lines = KernelHangError, _finding_lines(findings, _WAIT_WORDS)
+        cls, lines = KernelHangError, finding_lines(findings, _WAIT_WORDS)
         hint = ("the static checks above name waits that nothing completes; if the kernel is only slow, "
                 "raise the limit with --timeout S")
         head = "waits that cannot complete (static checks):"
@@ -188,7 +196,7 @@ def failure_error(out: Outcome, *, name: str, grid: tuple[int, ...] | None, find
         what = out.message or "the worker process ended"
         msg = (f"{name}{g} failed on the GPU: {what}. {after[0].upper()}{after[1:]}; the notebook's kernel and "
                f"tensors are intact, this launch's outputs may be partly written.")
-        cls, lines = KernelFaultError, _finding_lines(findings)
+        cls, lines = KernelFaultError, finding_lines(findings)
         hint = "run again with --sanitize memcheck to find the line of a bad memory access"
         head = "static checks:"
     extra = []

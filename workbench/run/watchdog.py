@@ -21,6 +21,7 @@ import contextlib
 import itertools
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -35,6 +36,8 @@ __all__ = ["Outcome", "Worker", "WorkerError"]
 
 _IDS = itertools.count(1)
 KILL_WAIT_S = 10.0
+DUMP_WAIT_S = 0.5  # for a hung worker's stack dump
+LOG_TAIL_CHARS = 4000  # of a worker's log, kept with a failed launch's Outcome
 
 
 class WorkerError(RuntimeError):
@@ -202,7 +205,7 @@ class Worker:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
-    def log_tail(self, limit: int = 4000) -> str:
+    def log_tail(self, limit: int = LOG_TAIL_CHARS) -> str:
         try:
             data = self.log_path.read_bytes() if self.log_path else b""
         except OSError:
@@ -243,10 +246,26 @@ class Worker:
         out.timeout_s = timeout_s
         out.worker_pid = self.info.get("pid")
         if out.status in ("timeout", "fault", "died"):
+            if out.status == "timeout" and out.phase == "run":
+                self._dump_stack()
             out.log_tail = self.log_tail()
             self.stop()
             return self._failed(out, restart)
         return out
+
+    def _dump_stack(self) -> None:
+        """Have a hung worker write where its Python is (``faulthandler`` on SIGUSR1) into its log, before it is
+        killed: the line an interpreted kernel loops on. (Not through a wrapper such as a sanitizer: the signal
+        would reach the wrapper.)"""
+        if self.prefix or not self.alive or self.proc is None:
+            return
+        size = self.log_path.stat().st_size if self.log_path and self.log_path.exists() else 0
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.proc.pid, signal.SIGUSR1)
+            end = time.perf_counter() + DUMP_WAIT_S
+            while time.perf_counter() < end and self.log_path and self.log_path.stat().st_size == size:
+                time.sleep(0.01)
+            time.sleep(0.02)  # the rest of the dump
 
     def _failed(self, out: Outcome, restart: bool) -> Outcome:
         if restart:
@@ -276,10 +295,11 @@ class Worker:
             if msg[0] == "started":
                 started = time.perf_counter()
                 deadline = started + timeout_s
-            elif msg[0] == "done":
+            elif msg[0] == "done":  # ("done", id, times) or ("done", id, times, info)
                 times = msg[2]
                 return Outcome("ok", "", None, total_s=time.perf_counter() - t0, prepare_s=times.get("prepare_s"),
-                               launch_s=times.get("launch_s"), run_s=times.get("run_s"))
+                               launch_s=times.get("launch_s"), run_s=times.get("run_s"),
+                               info=msg[3] if len(msg) > 3 else {})
             elif msg[0] == "error":
                 return self._error(msg[2], t0)
 

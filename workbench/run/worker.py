@@ -12,17 +12,28 @@ serves requests until the socket closes:
   answer ``("done", id, times)``.
   A failure answers ``("error", id, info)``; a failure of the GPU itself (a fault, a device-side
   assert: the CUDA context is lost) also ends the process, and the notebook starts a fresh one.
+- ``("launch", request)`` with ``request["interpret"]``: a plain Triton kernel for Triton's CPU interpreter
+  (``handle_interpret``): the kernel and its grid as ``workbench.compile.portable`` bytes, the tensors as
+  copies. Answers ``("started", ...)``, then ``("done", id, times, {"storages": ...})`` or an error, both with
+  the bytes of every storage the kernel changed (the notebook writes them into its tensors). The
+  interpreter's error travels pickled when it is a ``WorkbenchError`` (an out-of-bounds access at its line),
+  else as its text and the kernel's line it came from.
 - ``("drop", tokens)``: forget storages the notebook has freed.
 - ``("ping",)``: answer ``("pong", info)``.
 
 The watchdog is on the notebook's side: a launch that does not answer "done" in time is a hang, and
-the notebook kills this process (which frees the GPU).
+the notebook kills this process (which frees the GPU). ``faulthandler`` writes the Python stack into the
+process's log when it crashes (SIGSEGV, SIGABRT) and when the notebook asks (SIGUSR1, before killing a hung
+one): the line of the user's kernel it was at.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import os
+import pickle
+import signal
 import socket
 import sys
 import time
@@ -68,6 +79,9 @@ class Runner:
 
             driver.active.get_current_device()  # builds/loads Triton's launcher utilities once
             triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+        else:  # a worker without a GPU runs Triton's interpreter: its imports now, not in the first run's time
+            import workbench.compile.portable  # noqa: F401
+            import workbench.run.interpreter  # noqa: F401
         return info
 
     def kernel(self, ref: KernelRef) -> Any:
@@ -135,14 +149,16 @@ def serve(conn: Connection, runner: Runner) -> None:
             return
 
 
-def _error(conn: Connection, rid: int, phase: str, exc: BaseException, fatal: bool) -> None:
+def _error(conn: Connection, rid: int, phase: str, exc: BaseException, fatal: bool, **extra: Any) -> None:
     tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
     conn.send(("error", rid, {"phase": phase, "type": type(exc).__name__, "message": str(exc)[:4000],
-                              "fatal": fatal, "traceback": "".join(tb)[-4000:]}))
+                              "fatal": fatal, "traceback": "".join(tb)[-4000:], **extra}))
 
 
 def handle_launch(conn: Connection, runner: Runner, req: dict[str, Any]) -> bool:
     """One launch; False when this process must end (its CUDA context is lost, or the request said so)."""
+    if req.get("interpret"):
+        return handle_interpret(conn, req)
     rid = req["id"]
     t0 = time.perf_counter()
     try:
@@ -186,6 +202,71 @@ def handle_launch(conn: Connection, runner: Runner, req: dict[str, Any]) -> bool
     return not req.get("exit_after", False)
 
 
+def handle_interpret(conn: Connection, req: dict[str, Any]) -> bool:
+    """One kernel run by Triton's interpreter (``workbench.run.interpreter``: every access bounds-checked) on
+    copies of the notebook's tensors; what it wrote goes back, after an error too (as in the notebook's process,
+    the programs before the failing one have written)."""
+    from workbench.compile import portable
+    from workbench.run.interpreter import interpret
+
+    rid, t0 = req["id"], time.perf_counter()
+    decoder = Decoder("cpu")
+    sys.path.extend(p for p in req.get("sys_path", []) if p not in sys.path)  # the notebook's imports, kernels'
+    try:
+        decoder.add(req["storages"])
+        kernel, grid = portable.loads(req["kernel"])
+        args = tuple(decoder.decode(a) for a in req["args"])
+        kwargs = {k: decoder.decode(v) for k, v in req["kwargs"].items()}
+    except Exception as e:
+        _error(conn, rid, "prepare", e, False)
+        return True
+    t1 = time.perf_counter()
+    conn.send(("started", rid, t1 - t0))
+    try:
+        interpret(kernel, args, kwargs, grid)
+    except Exception as e:
+        _error(conn, rid, "run", e, False, storages=_changed(req["storages"], decoder), **_portable_error(e, kernel))
+        return True
+    times = {"prepare_s": t1 - t0, "launch_s": 0.0, "run_s": time.perf_counter() - t1}
+    conn.send(("done", rid, times, {"storages": _changed(req["storages"], decoder)}))
+    return True
+
+
+def _changed(sent: dict[int, Any], decoder: Decoder) -> dict[int, bytes]:
+    """The bytes of each storage the kernel changed, by token."""
+    out = {}
+    for token, (_, nbytes, data) in sent.items():
+        now = decoder.storages[token].numpy().tobytes() if nbytes else b""
+        if now != data:
+            out[token] = now
+    return out
+
+
+def _portable_error(exc: BaseException, kernel: Any) -> dict[str, Any]:
+    """The interpreter's error for the notebook: itself when it is a ``WorkbenchError`` that pickles, else the
+    innermost line of the kernel's file it came through (Triton's ``InterpreterError`` wraps the kernel's own)."""
+    from workbench.compile.tuners import base_jit
+    from workbench.errors import WorkbenchError
+
+    if isinstance(exc, WorkbenchError):
+        try:
+            return {"exception": pickle.dumps(exc)}
+        except Exception:
+            pass
+    filename = base_jit(kernel).fn.__code__.co_filename
+    line, seen, e = None, set(), exc
+    while e is not None and id(e) not in seen:  # outermost first: the cause's frames are deeper
+        seen.add(id(e))
+        tb = e.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == filename:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        e = e.__cause__ or e.__context__
+    inner = exc.__cause__ or exc
+    return {"kernel_file": filename, "kernel_line": line, "cause": f"{type(inner).__name__}: {inner}"[:4000]}
+
+
 def connect(path: str) -> Connection:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
@@ -193,6 +274,8 @@ def connect(path: str) -> Connection:
 
 
 def main(argv: list[str]) -> int:
+    faulthandler.enable()  # a crash writes the Python stack into the log (stderr)
+    faulthandler.register(signal.SIGUSR1, all_threads=False)  # the notebook asks where a hung run is
     conn = connect(argv[0])
     runner = Runner()
     try:
