@@ -38,7 +38,7 @@ __all__ = [
 # Bind the function over the subpackage of the same name (workbench.compile and workbench.check are both).
 from workbench.check import check  # noqa: E402
 from workbench.compile import compile  # noqa: E402
-from workbench.compile.artifact import Artifact  # noqa: E402
+from workbench.ir.artifact import Artifact  # noqa: E402
 from workbench.search import autotune, search  # noqa: E402
 
 _SUBPACKAGES = {"analyse": "workbench.analyse", "check": "workbench.check", "run": "workbench.run",

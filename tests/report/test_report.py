@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from workbench.compile.artifact import Artifact, DeclaredLayout, Layouts, Metadata, SourceInfo, ValueLayout, ValueUse
+from workbench.ir.artifact import Artifact, DeclaredLayout, Layouts, Metadata, SourceInfo, ValueLayout, ValueUse
 from workbench.report import MIME_TYPE, SCHEMA_VERSION, Report, diff_reports, load_schema, validate
 from workbench.report.highlight import highlight_lines, language_of_stage
 

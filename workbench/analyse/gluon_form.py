@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.compile.artifact import DeclaredLayout
+from workbench.ir.artifact import DeclaredLayout
 
 
 def gluon_form(decl: DeclaredLayout, declared: dict[str, DeclaredLayout] | None = None) -> str:

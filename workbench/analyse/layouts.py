@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from workbench.analyse.mlir_loc import LocTable, trailing_loc
-from workbench.compile.artifact import DeclaredLayout, Layouts, ValueUse
+from workbench.ir.artifact import DeclaredLayout, Layouts, ValueUse
 
 _DECL = re.compile(r"^(#[A-Za-z_][\w]*)\s*=\s*#(ttg|ttng|ttag|amdgpu)\.(\w+)<(.*)>\s*$")
 _SHARED_KINDS = {"nvmma_shared", "swizzled_shared", "shared_memory", "padded_shared", "shared_linear"}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from workbench.compile.artifact import Artifact, Layouts, Metadata, SourceInfo
+from typing import TYPE_CHECKING
 
-__all__ = ["Artifact", "Layouts", "Metadata", "SourceInfo", "compile"]
+if TYPE_CHECKING:
+    from workbench.ir.artifact import Artifact
+
+__all__ = ["compile"]
 
 
 def compile(kernel, *args, target: str = "sm_90", signature=None, config=None, **options) -> Artifact:  # noqa: A001

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from workbench.compile.artifact import Artifact
+from workbench.ir.artifact import Artifact
 
 _MEMORY: dict[str, Artifact] = {}
 _LOCK = threading.Lock()

@@ -23,7 +23,6 @@ from workbench.analyse.gluon_form import gluon_form
 from workbench.analyse.layouts import parse_layouts
 from workbench.analyse.srcmap import build_line_map, same_file, stage_locations
 from workbench.compile import cache
-from workbench.compile.artifact import Artifact, Layouts, Metadata, SourceInfo, ValueLayout
 from workbench.compile.binding import Bound, bind, bind_signature
 from workbench.compile.diagnostics import first_mlir_error, from_backend_error, from_compilation_error
 from workbench.compile.plugin_reach import guard_local_alloc, repair_gluon
@@ -35,6 +34,7 @@ from workbench.compile.tools import ptxas_log as ptxas_log_of
 from workbench.compile.triton_reach import jit_file_line
 from workbench.compile.tuners import unwrap
 from workbench.errors import ArgumentError, WorkbenchError
+from workbench.ir.artifact import Artifact, Layouts, Metadata, SourceInfo, ValueLayout
 
 ARTIFACT_FORMAT = 2
 _CHECKS = "-checks"  # the cache key suffix of a detail="checks" Artifact (a full one serves that detail too)

@@ -1,4 +1,4 @@
-"""The Artifact: everything one compilation produced, for one kernel and one target."""
+"""The Artifact: everything one compilation produced, for one kernel and one target (built by `workbench.compile`)."""
 
 from __future__ import annotations
 
