@@ -19,9 +19,10 @@ reference (``tolerance``: 2e-2 bf16) in NaN-poisoned outputs through the cached 
 from the installed wheel (their own ``attention`` wrappers, unmodified, autotuned by their own configs;
 non-causal only); SDPA again; then the SDPA backends, our public calls and Meta's in ``--rounds`` interleaved
 rounds (the order rotates each round; rows and targets use the median of the per-round ratios, so the H200's
-clock, which drops as it heats, moves both sides alike). How one call is timed: ``--timing`` (bench/call_timing.py;
-default back-to-back calls, as a user's loop sees them). FLOPs = 4 B H S_q S_kv D (/2 causal). ``--sweep``
-times prepared launches of every candidate config (kernel time) to choose CONFIGS.
+clock, which drops as it heats, moves both sides alike). How one call is timed: ``--timing``
+(``workbench.measure.timing.time_call``; default back-to-back calls, as a user's loop sees them).
+FLOPs = 4 B H S_q S_kv D (/2 causal). ``--sweep`` times prepared launches of every candidate config (kernel time)
+to choose CONFIGS.
 
 Writes ``bench/results/attention-<date>.json`` (sweep: ``attention-sweep-<date>.json``): device, date, torch,
 triton, command, rows of {kernel, shape, dtype, causal, config, ms, tflops, baseline, baseline_ms, ratio, method}
@@ -42,13 +43,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from workbench.measure.compare import fastest
+from workbench.measure.timing import TIMINGS
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from attention_report import baseline_rows, best, print_table, targets  # noqa: E402
+from attention_report import baseline_rows, print_table, targets  # noqa: E402
 from attention_worker import BACKENDS, META, Child, cname, item_name  # noqa: E402
-from call_timing import TIMINGS  # noqa: E402
 
 VARIANTS = ("triton_baseline", "ws", "ws_pipelined", "ws_pingpong", "ws_persistent")
 TOP = "attention"  # the library's top-level attention(): its tuned pick among the variants
@@ -339,7 +342,7 @@ def sweep_ranking(recs: list[dict], shapes, args) -> tuple[dict, dict]:
     for s in shapes:
         case = f"d{s[3]}-{'causal' if s[4] else 'full'}"
         here = [r for r in recs if r["shape"] == list(s[:4]) and r["causal"] == bool(s[4])]
-        sdpa = best(here, kind="sdpa")
+        sdpa = fastest(here, kind="sdpa")
         log(f"\n{s}: best SDPA {sdpa and sdpa['kernel']} {sdpa and round(sdpa['tflops'])} TFLOP/s")
         for v in args.variants:
             mine = sorted((r for r in here if r["kernel"] == v), key=lambda r: r["ms"] or 1e9)
@@ -378,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timing", default="calls", choices=sorted(TIMINGS), help="how one call is timed (bench)")
     ap.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
     ap.add_argument("--no-meta", action="store_true")
-    ap.add_argument("--tune-rep", type=int, default=25, help="do_bench rep (ms) while tuning/sweeping")
+    ap.add_argument("--tune-rep", type=int, default=25, help="rep (ms) of a timing while tuning/sweeping")
     ap.add_argument("--warmup-s", type=float, default=5.0, help="GPU warm-up before the first timing")
     ap.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
     ap.add_argument("--compile-timeout", type=float, default=60.0, help="preflight: seconds without progress")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import interleave
+from workbench.measure.compare import fastest, versus, versus_rows
 
 # (shape, against: a kind ("meta": Meta's best kernel there) or a kernel ("sdpa_cudnn"), ratio): issue 24's targets
 TARGETS = [((4, 32, 4096, 128, False), "meta", 1.00), ((2, 32, 8192, 128, False), "meta", 1.00),
@@ -21,42 +21,22 @@ def log(*a: Any) -> None:
     print(*a, flush=True)
 
 
-def best(recs: list[dict], **match) -> dict | None:
-    ok = [r for r in recs if r["ms"] and all(r[k] == v for k, v in match.items())]
-    return min(ok, key=lambda r: r["ms"]) if ok else None
-
-
-def pair(ours: dict, base: dict) -> tuple[float, float, float, str]:
-    """(ours ms, baseline ms, ratio, method): from interleaved rounds (median of per-round ratios) when both have
-    them, else from their best single timings."""
-    if ours.get("times") and base.get("times") and len(ours["times"]) == len(base["times"]):
-        method = f"interleaved, {len(ours['times'])} rounds"
-        return ours["ms"], base["ms"], interleave.ratio(base["times"], ours["times"]), method
-    return ours["ms"], base["ms"], base["ms"] / ours["ms"], "best single timings"
-
-
 def baseline_rows(recs: list[dict], shapes, args) -> list[dict]:
+    """Per shape, one row per (our kernel, SDPA backend or Meta kernel), each side its fastest record: from the
+    interleaved rounds when the shape has them (ratio: the median of the per-round ratios)."""
     rows = []
+    timing = getattr(args, "timing", None)
     for shape in shapes:
         here = [r for r in recs if r["shape"] == list(shape[:4]) and r["causal"] == bool(shape[4])]
-        inter = [r for r in here if r["phase"] == "rounds" and r["ms"]]
-        pool = inter or here
-        bases = {}
-        for kind in ("sdpa", "meta"):
-            for name in sorted({r["kernel"] for r in pool if r["kind"] == kind}):
-                b = best(pool, kernel=name)  # without rounds, SDPA: the better of its two runs
-                if b:
-                    bases[name] = b
-        timing = getattr(args, "timing", None)
-        for kernel in sorted({r["kernel"] for r in pool if r["kind"] == "ours"}):
-            ours = best([r for r in pool if r["phase"] in ("final", "rounds")], kernel=kernel)
-            for name, b in bases.items():
-                if ours:
-                    ms, bms, ratio, method = pair(ours, b)
-                    rows.append(dict(kernel=kernel, shape=list(shape[:4]), dtype=args.dtype, causal=bool(shape[4]),
-                                     config=ours["config"], ms=ms, tflops=ours["tflops"], baseline=name,
-                                     baseline_ms=bms, ratio=ratio,
-                                     method=f"public calls, {timing}; {method}" if timing else method))
+        pool = [r for r in here if r["phase"] == "rounds" and r["ms"]] or here
+        names = {kind: sorted({r["kernel"] for r in pool if r["kind"] == kind}) for kind in ("sdpa", "meta", "ours")}
+        # without rounds, SDPA: the better of its two runs
+        bases = {n: b for n in names["sdpa"] + names["meta"] if (b := fastest(pool, kernel=n))}
+        final = [r for r in pool if r["phase"] in ("final", "rounds")]
+        ours = {k: o for k in names["ours"] if (o := fastest(final, kernel=k))}
+        for r in versus_rows(ours, bases):
+            rows.append(dict(r, shape=list(shape[:4]), dtype=args.dtype, causal=bool(shape[4]),
+                             method=f"public calls, {timing}; {r['method']}" if timing else r["method"]))
     return rows
 
 
@@ -67,10 +47,10 @@ def targets(recs: list[dict]) -> list[dict]:
         if not here:
             continue  # not run
         here = [r for r in here if r["phase"] == "rounds"] or here
-        base = best([r for r in here if against in (r["kind"], r["kernel"])])
+        base = fastest([r for r in here if against in (r["kind"], r["kernel"])])
         mine = [r for r in here if r["kind"] == "ours" and r["phase"] in ("final", "rounds")]
-        ours = max(mine, key=lambda r: pair(r, base)[2]) if mine and base else best(mine)  # our best against it
-        ratio = pair(ours, base)[2] if ours and base else None
+        ours = max(mine, key=lambda r: versus(r, base)[2]) if mine and base else fastest(mine)  # our best against it
+        ratio = versus(ours, base)[2] if ours and base else None
         out.append(dict(shape=list(shape[:4]), causal=shape[4], against=against, need=need, ratio=ratio,
                         ours=ours and f"{ours['kernel']} {ours['tflops']:.0f} TFLOP/s",
                         baseline=base and f"{base['kernel']} {base['tflops']:.0f} TFLOP/s",
@@ -84,12 +64,12 @@ def print_table(recs: list[dict], shapes) -> None:
         inter = [r for r in here if r["phase"] == "rounds" and r["ms"]]
         if inter:  # the interleaved timings, and whatever failed before them
             here = inter + [r for r in here if not r["ms"] and r["phase"] != "tune"]
-        sdpa, meta = best(here, kind="sdpa"), best(here, kind="meta")
+        sdpa, meta = fastest(here, kind="sdpa"), fastest(here, kind="meta")
         how = f" (interleaved, {len(inter[0]['times'])} rounds: median ms, median of per-round ratios)" if inter else ""
         log(f"\nB{shape[0]} H{shape[1]} S{shape[2]} D{shape[3]} {'causal' if shape[4] else 'non-causal'}{how}")
         for r in sorted((r for r in here if r["phase"] != "tune"), key=lambda r: r["ms"] or 1e9):
-            if r["kind"] == "sdpa" and r is not best(here, kernel=r["kernel"]):
+            if r["kind"] == "sdpa" and r is not fastest(here, kernel=r["kernel"]):
                 continue
-            vs = "".join(f"  x{pair(r, b)[2]:.2f} vs {b['kernel']}" for b in (sdpa, meta) if b and r["ms"])
+            vs = "".join(f"  x{versus(r, b)[2]:.2f} vs {b['kernel']}" for b in (sdpa, meta) if b and r["ms"])
             what = f"{r['ms']:.3f} ms {r['tflops']:6.0f} TFLOP/s{vs}" if r["ms"] else f"FAILED {r['error']}"
             log(f"  {r['kernel']:<26} {r['config'][:44]:<44} {what}")

@@ -9,7 +9,7 @@ the cached plan), ``ours`` (items: [variant, config], prepared launches: the pre
 ``meta`` (items: Meta tutorial names, their own ``attention`` wrappers), ``rounds`` (``groups`` of those, timed in
 interleaved rounds). Each item: run (ours into a NaN-poisoned output), check against the fp32 reference on the
 first and last head (``rel_err``; a wrong result is an error, except for SDPA, whose error is only recorded), then
-time it if the job has ``rep_ms`` (``call_timing.time_call``: ``timing``, default back-to-back calls; prepared
+time it if the job has ``rep_ms`` (``time_call``: ``timing``, default back-to-back calls; prepared
 launches: kernel time). A failure is recorded in the item's row; an error that leaves the CUDA context broken
 ends the worker, and :class:`Child` (the parent side) starts a new one for the remaining items, as it does after a
 hang.
@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import interleave
-from call_timing import time_call
+from workbench.measure import interleave
+from workbench.measure.timing import time_call
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))

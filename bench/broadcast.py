@@ -13,8 +13,8 @@ with a timeout (a hang or a fault there excludes the config and cannot stop the 
 GPU is warmed for ``--warmup-s`` with the materialized path, our kernel is tuned over the configs that
 passed (or the sweep's pick), the public call ``broadcast_linear(..., config=that, out=out)`` (its repeats
 launch from the cached plan) is checked against the fp32 reference in a NaN-poisoned output (max rel err < 1e-2,
-else it is not timed), then all three are timed with ``triton.testing.do_bench`` (median, L2 flushed between
-runs). TFLOP/s everywhere use the op's own FLOPs
+else it is not timed), then all three are timed with ``workbench.measure.timing.time_call`` (median, L2 flushed
+between runs). TFLOP/s everywhere use the op's own FLOPs
 (``2*N*(B*C*D_x + B*D_u)``, the user part once per user), so they compare times, not hardware rates.
 Writes ``bench/results/broadcast-<date>.json`` (``--sweep``: ``broadcast-sweep-<date>.json``).
 """
@@ -146,9 +146,10 @@ def check_configs(configs: list[dict[str, Any]], timeout_s: float, per_config_s:
 
 
 def bench_ms(fn, rep: int) -> float:
-    import triton.testing as tt
+    """The kernel's median ms, L2 flushed before each call (``workbench.measure.timing.time_call``)."""
+    from workbench.measure.timing import time_call
 
-    return float(tt.do_bench(fn, warmup=10, rep=rep, return_mode="median"))
+    return time_call(fn, rep, "flush", warmup_ms=10)
 
 
 def setup_shape(s, warmup_s: float) -> dict[str, Any]:
@@ -348,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sweep", action="store_true", help="time many configs per shape (see --budget-s)")
     p.add_argument("--budget-s", type=float, default=300, help="sweep: total seconds to spend")
     p.add_argument("--configs-from", default=None, help="a sweep JSON: use its best config per shape")
-    p.add_argument("--rep", type=int, default=100, help="do_bench repetition budget per measurement, ms")
+    p.add_argument("--rep", type=int, default=100, help="timing budget per measurement, ms")
     p.add_argument("--warmup-s", type=float, default=1.0, help="seconds of warm-up before each shape")
     p.add_argument("--out", default=None, help="output JSON path")
     p.add_argument("--check-child", default=None, help=argparse.SUPPRESS)
@@ -389,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         torch=torch.__version__,
         triton=triton.__version__,
         command=" ".join([os.path.relpath(sys.argv[0], ROOT) if sys.argv[0] else "bench/broadcast.py"] + sys.argv[1:]),
-        timing="triton.testing.do_bench (median, L2 flushed)",
+        timing="workbench.measure.timing.time_call (median, L2 flushed)",
         sms=BC.num_sms("cuda"),
         flops="2*N*(B*C*D_x + B*D_u) (the op's FLOPs, user part once per user)",
         checks=checks,

@@ -19,7 +19,7 @@ kernel time, then launched as prepared launches: descriptors built once, which f
 (``torch.matmul(a, b)``), every public call and Meta's best in ``--rounds`` interleaved rounds (the order rotates;
 a row's ``ms`` is the median over rounds and ``ratio`` the median of the per-round ratios, so the H200's clock,
 which drops as it heats during a run, moves both sides of a ratio alike), cuBLAS again. How one call is timed:
-``--timing`` (bench/call_timing.py; default: back-to-back calls, as a user's loop sees them).
+``--timing`` (``workbench.measure.timing.time_call``; default: back-to-back calls, as a user's loop sees them).
 ``--sweep`` times every candidate (``candidates()`` of each module) at every shape within ``--budget-s``, best
 candidates first, as prepared launches (kernel time), and prints the ranking to put into the modules' CONFIGS.
 
@@ -42,11 +42,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from workbench.measure.compare import fastest
+from workbench.measure.timing import TIMINGS
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from call_timing import TIMINGS  # noqa: E402
 from gemm_report import OURS, baseline_rows, print_table, ranking, rounds_rows, summary  # noqa: E402
 from gemm_worker import META_FILES, WorkerProcess  # noqa: E402
 
@@ -163,11 +165,6 @@ def measure(kind: str, kernel: str, shape, rows: list[dict], args, phase: str) -
     return out
 
 
-def best_of(records: list[dict]) -> dict | None:
-    ok = [r for r in records if r["ms"]]
-    return min(ok, key=lambda r: r["ms"]) if ok else None
-
-
 def cublas(workers: Workers, shape, args, warmup_s: float) -> float | None:
     res, _, fail = workers.get().run(dict(op="cublas", shape=shape, dtype=args.dtype, warmup_s=warmup_s,
                                           rep_ms=args.rep, timing=args.timing))
@@ -227,7 +224,7 @@ def rounds_shape(workers: Workers, records: list[dict], shape, args) -> dict[str
     for k in sorted({r["kernel"] for r in here if r["kind"] == "library" and not r["error"]}):
         items.append(dict(label=k, kind="public", kernel=k))
     for k in sorted({r["kernel"] for r in here if r["kind"] == "meta"}):
-        best = best_of([r for r in here if r["kernel"] == k])
+        best = fastest(here, kernel=k)
         if best is not None:
             items.append(dict(label=k, kind="meta", kernel=k, cfg=best["config"]))
     job = dict(op="rounds", shape=shape, dtype=args.dtype, tol=TOL, items=items, rounds=args.rounds,
@@ -318,7 +315,7 @@ def bench_shapes(workers: Workers, passing: dict, kernels: list[str], shapes, ar
             log(f"  {r['kernel']:15s} " + (f"FAILED {str(r['error'])[:200]}" if r["error"] else
                                            f"rel err {r['rel_err']:.2e} (fp32)  {str(r['config'])[:70]}"))
         for key in metas:
-            b = best_of([r for r in here if r["kernel"] == key])
+            b = fastest(here, kernel=key)
             log(f"  {key:15s} " + (f"{b['tflops']:7.1f} TFLOP/s kernel time  {b['config'][:60]}" if b else "FAILED"))
         log(f"  interleaved: cuBLAS, the public calls and Meta's best, {args.rounds} rounds")
         per = rounds_shape(workers, records, shape, args)

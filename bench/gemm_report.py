@@ -11,7 +11,7 @@ import math
 import statistics
 from typing import Any
 
-import interleave
+from workbench.measure.compare import fastest, rank_configs, rounds_records, versus_rows
 
 OURS = ("tma_pipelined", "ws_cooperative", "ws_pingpong")
 # (against, ratio): the best of ours against Meta's best kernel of the run, or against cuBLAS (issue 24)
@@ -28,20 +28,12 @@ def baseline_rows(records: list[dict], cub: dict, shapes, args) -> list[dict]:
     rows = []
     for shape in shapes:
         at = [r for r in records if r["shape"] == list(shape)]
-        best = {}
-        for r in at:
-            b = best.get(r["kernel"])
-            if r["ms"] and (b is None or r["ms"] < b["ms"]):
-                best[r["kernel"]] = r
-        bases = {"cublas": cub.get(tuple(shape), {}).get("ms")}
-        bases.update({k: v["ms"] for k, v in best.items() if k == "triton_dot" or k.startswith("meta_")})
-        for kernel, r in best.items():
-            for base, base_ms in bases.items():
-                if base == kernel or not base_ms or (base != "cublas" and kernel not in OURS):
-                    continue
-                rows.append(dict(kernel=kernel, shape=list(shape), dtype=args.dtype, causal=None, config=r["config"],
-                                 ms=r["ms"], tflops=r["tflops"], baseline=base, baseline_ms=base_ms,
-                                 ratio=base_ms / r["ms"], method="prepared launches, best single timings"))
+        best = {k: b for k in dict.fromkeys(r["kernel"] for r in at) if (b := fastest(at, kernel=k))}
+        cublas = {"cublas": {"ms": ms}} if (ms := cub.get(tuple(shape), {}).get("ms")) else {}
+        others = {k: v for k, v in best.items() if k == "triton_dot" or k.startswith("meta_")}
+        for r in versus_rows(best, cublas) + versus_rows({k: v for k, v in best.items() if k in OURS}, others):
+            rows.append(dict(r, shape=list(shape), dtype=args.dtype, causal=None,
+                             method=f"prepared launches, {r['method']}"))
     return rows
 
 
@@ -60,23 +52,17 @@ def rounds_rows(times: dict[tuple, dict[str, list[float]]], records: list[dict],
     rows = []
     timing = getattr(args, "timing", None)
     for shape, per in times.items():
-        M, N, K = shape
-        configs = _configs(records, shape)
-        bases = ["cublas", "triton_dot", *sorted(k for k in per if k.startswith("meta_"))]
-        for kernel, ts in per.items():
-            if kernel == "cublas":
-                continue
-            ms = statistics.median(ts)
-            what = ("prepared launch" if kernel.startswith("meta_") else "public call") + (f", {timing}" if timing
-                                                                                            else "")
-            for base in bases:
-                if base == kernel or base not in per or (base != "cublas" and kernel not in OURS):
-                    continue
-                rows.append(dict(kernel=kernel, shape=list(shape), dtype=args.dtype, causal=None,
-                                 config=configs.get(kernel), ms=ms, tflops=2.0 * M * N * K / ms / 1e9, baseline=base,
-                                 baseline_ms=statistics.median(per[base]), ratio=interleave.ratio(per[base], ts),
-                                 method=f"{what}; interleaved, {len(ts)} rounds" if timing else
-                                 f"interleaved, {len(ts)} rounds"))
+        recs = rounds_records(per, flops=2.0 * math.prod(shape))
+        for kernel, config in _configs(records, shape).items():
+            if kernel in recs:
+                recs[kernel]["config"] = config
+        cublas = {k: v for k, v in recs.items() if k == "cublas"}
+        others = {k: v for k, v in recs.items() if k == "triton_dot" or k.startswith("meta_")}
+        ours = {k: v for k, v in recs.items() if k in OURS}
+        for r in versus_rows({k: v for k, v in recs.items() if k != "cublas"}, cublas) + versus_rows(ours, others):
+            what = ("prepared launch" if r["kernel"].startswith("meta_") else "public call") + f", {timing}"
+            rows.append(dict(r, shape=list(shape), dtype=args.dtype, causal=None,
+                             method=f"{what}; {r['method']}" if timing else r["method"]))
     return rows
 
 
@@ -104,26 +90,8 @@ def summary(rows: list[dict], shapes) -> list[dict]:
 
 def ranking(records: list[dict], shapes) -> dict[str, list[dict]]:
     """Per kernel: configs timed at every shape, by the geometric mean of their speed relative to the
-    kernel's best at each shape (1.0 = best everywhere); a config timed twice counts with its mean time."""
-    out: dict[str, list[dict]] = {}
-    for kernel in sorted({r["kernel"] for r in records}):
-        mine = [r for r in records if r["kernel"] == kernel and r["ms"]]
-        best = {tuple(s): min((r["ms"] for r in mine if r["shape"] == list(s)), default=None) for s in shapes}
-        ranked = []
-        for name in sorted({r["config"] for r in mine}):
-            times: dict[tuple, list[float]] = {}
-            for r in mine:
-                if r["config"] == name:
-                    times.setdefault(tuple(r["shape"]), []).append(r["ms"])
-            ms = {s: sum(v) / len(v) for s, v in times.items()}  # the mean over the sweep and its confirmation
-            if all(best[tuple(s)] and tuple(s) in ms for s in shapes):
-                rel = [best[tuple(s)] / ms[tuple(s)] for s in shapes]
-                cfg = next(r["cfg"] for r in mine if r["config"] == name)
-                ranked.append(dict(config=name, cfg=cfg, score=math.prod(rel) ** (1 / len(rel)),
-                                   tflops={"x".join(map(str, s)): round(2.0 * math.prod(s) / ms[tuple(s)] / 1e9, 1)
-                                           for s in shapes}))
-        out[kernel] = sorted(ranked, key=lambda x: -x["score"])
-    return out
+    kernel's best at each shape (``workbench.measure.compare.rank_configs``)."""
+    return rank_configs(records, shapes, lambda s: 2.0 * math.prod(s))
 
 
 def print_table(rows: list[dict], cub: dict, shapes, inter: dict | None = None) -> None:

@@ -15,7 +15,7 @@ parent knows which one was running when a job timed out. Jobs (``op``):
 - ``rounds``: cuBLAS, the library's public calls and Meta's best configs, timed in interleaved rounds;
 - ``exit``.
 
-Timings: ``call_timing.time_call`` (``timing``: "calls", back to back as a user's loop; "flush", do_bench). Every
+Timings: ``time_call`` (``timing``: "calls", back to back as a user's loop; "flush", L2 flushed). Every
 job names its shape and dtype; operands are made once per (shape, dtype, seed) and kept.
 """
 
@@ -29,8 +29,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import interleave
-from call_timing import time_call
+from workbench.measure import interleave
+from workbench.measure.timing import time_call
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))

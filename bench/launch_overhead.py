@@ -32,11 +32,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.measure import interleave
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "kernels"))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-
-import interleave  # noqa: E402
 
 ATTENTION = (1, 16, 512, 128)  # B, H, S, D
 

@@ -143,3 +143,16 @@ def test_auto_picks_graph_only_when_launch_bound(fake, monkeypatch):
 
     r = timing.bench(slow_host, flush_l2=False, rep_ms=5, warmup_ms=1)
     assert r.method == "cuda-graph" and "launch-bound" in r.notes[0]
+
+
+def test_time_call_times_a_users_loop_warm_or_the_kernel_flushed(fake, monkeypatch):
+    launched: list[float] = []
+    launch = fake.launch
+    monkeypatch.setattr(fake, "launch", lambda dt: launched.append(dt) or launch(dt))
+    assert timing.time_call(lambda: fake.launch(0.2), 20) == pytest.approx(0.2)
+    assert fake.flush_ms not in launched  # back to back, L2 warm
+    launched.clear()
+    assert timing.time_call(lambda: fake.launch(0.2), 20, "flush") == pytest.approx(0.2)  # the flush is not timed
+    assert launched.count(fake.flush_ms) > 0.8 * launched.count(0.2)  # a flush before each timed call
+    with pytest.raises(ValueError, match="timing must be one of"):
+        timing.time_call(lambda: None, 20, "graph")

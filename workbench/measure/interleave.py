@@ -1,4 +1,4 @@
-"""Interleaved timing rounds, shared by the search's GPU judge and the GEMM and attention benches.
+"""Interleaved timing rounds, shared by the search's GPU judge, the GEMM and attention benches and any comparison.
 
 An H100/H200's clock drifts during a run as it heats (by up to 18% within one of our runs), so a ratio of two
 timings taken a minute apart says as much about the clock as about the kernels. Here every item is timed once
@@ -10,6 +10,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from typing import Any
+
+from workbench.measure.timing import time_call
 
 
 def rounds(runs: dict[str, Any], n: int, time_one: Callable[[Any], float],
@@ -28,3 +30,10 @@ def rounds(runs: dict[str, Any], n: int, time_one: Callable[[Any], float],
 def ratio(base: list[float], ours: list[float]) -> float:
     """``base / ours`` per round, the median over rounds."""
     return statistics.median(b / o for b, o in zip(base, ours, strict=True))
+
+
+def timed_rounds(runs: dict[str, Callable[[], Any]], n: int, rep_ms: float, timing: str = "calls",
+                 on_round: Callable[[int], None] | None = None) -> dict[str, list[float]]:
+    """Each call's milliseconds (``timing.time_call``: "calls" as a user's loop, "flush" the kernel) in ``n``
+    interleaved rounds of about ``rep_ms`` each."""
+    return rounds(runs, n, lambda fn: time_call(fn, rep_ms, timing), on_round)

@@ -1,4 +1,5 @@
-"""`bench`: CUDA-event timing with warm-up, L2 flush, rotating inputs and CUDA-graph replay."""
+"""`bench`: CUDA-event timing with warm-up, L2 flush, rotating inputs and CUDA-graph replay; `time_call`: one call's
+median as a user's loop sees it or with L2 flushed (the one timing every bench and tuner uses)."""
 
 from __future__ import annotations
 
@@ -208,7 +209,8 @@ def bench(
     buf = _flush_buffer(torch) if flush else None
     clear = buf.zero_ if buf is not None else (lambda: None)
     notes: list[str] = []
-    env = environment()
+    common = dict(name=label, l2=l2, spread_limit=spread_limit, notes=notes, env=environment(), flops=flops,
+                  bytes=bytes)
 
     for c in calls:  # first call: compilation, autotuning, lazy init
         c()
@@ -239,18 +241,7 @@ def bench(
                                                     min_runs, max_runs)
             else:
                 samples, per = _bench_graph(torch, calls, None, est_ms, warmup_ms, rep_ms)
-            return summarize(
-                samples,
-                name=label,
-                method="cuda-graph",
-                l2=l2,
-                calls_per_run=per,
-                spread_limit=spread_limit,
-                notes=notes,
-                env=env,
-                flops=flops,
-                bytes=bytes,
-            )
+            return summarize(samples, method="cuda-graph", calls_per_run=per, **common)
         except Exception as exc:  # capture is not possible for every function
             notes.append(f"CUDA-graph capture failed ({type(exc).__name__}: {exc}); timed with events")
             torch.cuda.synchronize()
@@ -270,17 +261,30 @@ def bench(
         ends[i].record()
     torch.cuda.synchronize()
     samples = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
-    return summarize(
-        samples,
-        name=label,
-        method="cuda-events",
-        l2=l2,
-        spread_limit=spread_limit,
-        notes=notes,
-        env=env,
-        flops=flops,
-        bytes=bytes,
-    )
+    return summarize(samples, method="cuda-events", **common)
+
+
+#: How one call is timed (``time_call``'s ``timing``; the GEMM and attention benches' ``--timing``).
+TIMINGS = {
+    "calls": "back-to-back calls, L2 warm, CUDA events around each call, median (workbench.measure.bench)",
+    "flush": "L2 flushed before each call, CUDA events around each call, median (workbench.measure.bench)",
+}
+
+
+def time_call(fn: Callable[[], Any], rep_ms: float, timing: str = "calls", warmup_ms: float | None = None) -> float:
+    """Milliseconds per call of ``fn``: the median of about ``rep_ms`` of timed calls, after ``warmup_ms`` of
+    warm-up (default: a quarter of ``rep_ms``, at least 5 ms). No CUDA graph: each call is launched as written.
+
+    - ``"calls"``: the call as a user makes it in a loop: back to back, L2 warm. A call whose host work takes
+      longer than its kernel shows that time (the GPU waits for the host), as in the user's program.
+    - ``"flush"``: L2 flushed before each call, outside the timed interval (as ``triton.testing.do_bench``
+      times): the kernel's time; the flush keeps the GPU busy while the host prepares the call, so host time
+      hides unless it is longer than the flush.
+    """
+    if timing not in TIMINGS:
+        raise ValueError(f"timing must be one of {sorted(TIMINGS)}, got {timing!r}")
+    warmup = max(5.0, rep_ms / 4) if warmup_ms is None else warmup_ms
+    return bench(fn, warmup_ms=warmup, rep_ms=rep_ms, flush_l2=timing == "flush", graph=False).median_ms
 
 
 def _bench_graph_flushed(
