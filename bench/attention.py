@@ -8,21 +8,20 @@
     python3 bench/attention.py --sweep --space trials --variants ws_pipelined   # default vs TRIALS
     python3 bench/attention.py --from-sweep latest      # the bench, each variant also tuning over its swept best
 
-Every GPU step runs in a worker process (bench/attention_worker.py), so a kernel that hangs or faults is
-recorded and the run goes on. First a preflight: each (variant, config, head dim, causal) the public calls can
-tune over is compiled and checked against the fp32 reference at B2 H8 S1040 (tails; NaN-poisoned output),
-``--workers`` at a time. Then one worker, per shape: torch SDPA with each backend that runs (FLASH, CUDNN,
-EFFICIENT; the first shape after ``--warmup-s`` of GPU warm-up); our public calls as a user makes them: each
-variant's ``attention(q, k, v, causal)`` (tuned over its CONFIGS on the first call) and the library's top-level
-``attention`` (tuned over the variants, checked against SDPA), each checked on two heads against the fp32
-reference (``tolerance``: 2e-2 bf16) in NaN-poisoned outputs through the cached launch; Meta's tutorial kernels
-from the installed wheel (their own ``attention`` wrappers, unmodified, autotuned by their own configs;
-non-causal only); SDPA again; then the SDPA backends, our public calls and Meta's in ``--rounds`` interleaved
-rounds (the order rotates each round; rows and targets use the median of the per-round ratios, so the H200's
-clock, which drops as it heats, moves both sides alike). How one call is timed: ``--timing``
-(``workbench.measure.timing.time_call``; default back-to-back calls, as a user's loop sees them).
-FLOPs = 4 B H S_q S_kv D (/2 causal). ``--sweep`` times prepared launches of every candidate config (kernel time)
-to choose CONFIGS.
+Every GPU step (bench/attention_jobs.py) runs in workbench.run's isolated worker (``workbench.run.jobs``), so a
+kernel that hangs or faults is recorded and the run goes on in a fresh worker. First a preflight: each (variant,
+config, head dim, causal) the public calls can tune over is compiled and checked against the fp32 reference at B2 H8
+S1040 (tails; NaN-poisoned output), ``--workers`` at a time. Then one worker, per shape: torch SDPA with each
+backend that runs (FLASH, CUDNN, EFFICIENT; the first shape after ``--warmup-s`` of GPU warm-up); our public calls
+as a user makes them: each variant's ``attention(q, k, v, causal)`` (tuned over its CONFIGS on the first call) and
+the library's top-level ``attention`` (tuned over the variants, checked against SDPA), each checked on two heads
+against the fp32 reference (``tolerance``: 2e-2 bf16) in NaN-poisoned outputs through the cached launch; Meta's
+tutorial kernels from the installed wheel (their own ``attention`` wrappers, unmodified, autotuned by their own
+configs; non-causal only); SDPA again; then the SDPA backends, our public calls and Meta's in ``--rounds``
+interleaved rounds (the order rotates each round; rows and targets use the median of the per-round ratios, so the
+H200's clock, which drops as it heats, moves both sides alike). How one call is timed: ``--timing``
+(``workbench.measure.timing.time_call``; default back-to-back calls, as a user's loop sees them). FLOPs = 4 B H S_q
+S_kv D (/2 causal). ``--sweep`` times prepared launches of every candidate config (kernel time) to choose CONFIGS.
 
 Writes ``bench/results/attention-<date>.json`` (sweep: ``attention-sweep-<date>.json``): device, date, torch,
 triton, command, rows of {kernel, shape, dtype, causal, config, ms, tflops, baseline, baseline_ms, ratio, method}
@@ -45,13 +44,14 @@ from typing import Any
 
 from workbench.measure.compare import fastest
 from workbench.measure.timing import TIMINGS
+from workbench.run.jobs import Jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from attention_jobs import BACKENDS, META, cname, item_name  # noqa: E402
 from attention_report import baseline_rows, print_table, targets  # noqa: E402
-from attention_worker import BACKENDS, META, Child, cname, item_name  # noqa: E402
 
 VARIANTS = ("triton_baseline", "ws", "ws_pipelined", "ws_pingpong", "ws_persistent")
 TOP = "attention"  # the library's top-level attention(): its tuned pick among the variants
@@ -62,6 +62,31 @@ SWEEP_SHAPES = [(4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (4, 32, 409
 
 def log(*a: Any) -> None:
     print(*a, flush=True)
+
+
+class GPU:
+    """The bench's GPU jobs (bench/attention_jobs.py) in workbench.run's isolated worker (``workbench.run.jobs``):
+    one call per item, ``timeout_s`` each (the warm-up and the interleaved rounds: one call), so an item that hangs
+    or crashes is its row's error and the rest go on in a fresh worker."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self.jobs = Jobs(paths=[str(ROOT / "bench"), str(ROOT / "kernels")], name="attention")
+
+    def run(self, job: dict) -> list[dict]:
+        op = job["op"]
+        if op not in ("warm", "rounds"):
+            failed = lambda it, why: {"item": item_name(op, it), "ms": None, "error": why}  # noqa: E731
+            return self.jobs.each("attention_jobs:run_job", job, "items", timeout_s=self.timeout_s, failed=failed)
+        limit = job.get("seconds", 0.0) + self.timeout_s * (job.get("rounds", 0) + 1)
+        a = self.jobs.call("attention_jobs:run_job", job, timeout_s=limit)
+        rows, current = a.reported("row"), (a.reported("begin") or [None])[-1]
+        if a.failure and current is not None and current not in {r["item"] for r in rows}:
+            rows.append({"item": current, "ms": None, "error": a.failure})
+        return rows
+
+    def close(self) -> None:
+        self.jobs.close()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -153,13 +178,13 @@ def preflight(items_by_case: dict, args, meta_dims: tuple = ()) -> set[str]:
     ok, lock = set(), threading.Lock()
 
     def work() -> None:
-        child = Child(args.compile_timeout)
+        gpu = GPU(args.compile_timeout)
         while True:
             try:
                 job = jobs.get_nowait()
             except queue.Empty:
                 break
-            for r in child.run(job):
+            for r in gpu.run(job):
                 with lock:
                     case = f"{job['shape'][3]}-{job['shape'][4]}"
                     if r["error"] is None:
@@ -168,7 +193,7 @@ def preflight(items_by_case: dict, args, meta_dims: tuple = ()) -> set[str]:
                         log(f"  preflight D{job['shape'][3]} {r['item']} (Meta's, not ours): {r['error']}")
                     else:
                         log(f"  preflight D{job['shape'][3]} causal={job['shape'][4]} {r['item']}: {r['error']}")
-        child.close()
+        gpu.close()
 
     threads = [threading.Thread(target=work) for _ in range(max(1, args.workers))]
     for t in threads:
@@ -204,26 +229,26 @@ def records(kind: str, rows: list[dict], shape, args, phase: str, cfgs: dict | N
     return out
 
 
-def measure_shape(child: Child, shape, args, warm_s: float, extra: dict, skip: dict) -> list[dict]:
+def measure_shape(gpu: GPU, shape, args, warm_s: float, extra: dict, skip: dict) -> list[dict]:
     """SDPA, our public calls (tuned and checked), Meta's (non-causal), SDPA again, then all in interleaved rounds."""
     job = dict(shape=list(shape), dtype=args.dtype, timing=args.timing)
     if warm_s:
-        child.run(dict(op="warm", seconds=warm_s))
+        gpu.run(dict(op="warm", seconds=warm_s))
     rep = args.round_rep
-    recs = records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=rep)), shape, args, "1")
+    recs = records("sdpa", gpu.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=rep)), shape, args, "1")
     names = list(args.variants) + ([] if args.no_top else [TOP])
-    recs += records("ours", child.run(dict(job, op="public", items=names, extra=extra, skip=skip)), shape, args,
+    recs += records("ours", gpu.run(dict(job, op="public", items=names, extra=extra, skip=skip)), shape, args,
                     "final")
     if not shape[4] and not args.no_meta:
-        recs += records("meta", child.run(dict(job, op="meta", items=list(META), rep_ms=rep)), shape, args, "final")
-    recs += records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=rep)), shape, args, "2")
+        recs += records("meta", gpu.run(dict(job, op="meta", items=list(META), rep_ms=rep)), shape, args, "final")
+    recs += records("sdpa", gpu.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=rep)), shape, args, "2")
     for r in (r for r in recs if r["phase"] == "final"):
         log(f"  {r['kernel']:<26} " + (f"FAILED {r['error']}" if r["error"] else
                                        f"rel err {r['rel_err']:.2e} (fp32, 2 heads)  {r['config'][:50]}"))
-    return recs + rounds(child, job, recs, shape, args)
+    return recs + rounds(gpu, job, recs, shape, args)
 
 
-def rounds(child: Child, job: dict, recs: list[dict], shape, args) -> list[dict]:
+def rounds(gpu: GPU, job: dict, recs: list[dict], shape, args) -> list[dict]:
     """The SDPA backends that ran, our public calls that passed their check and Meta's kernels that ran, timed again
     in interleaved rounds (phase "rounds"): the rows' ratios come from these."""
     ok = {r["kernel"] for r in recs if r["ms"] or (r["kind"] == "ours" and not r["error"])}
@@ -231,7 +256,7 @@ def rounds(child: Child, job: dict, recs: list[dict], shape, args) -> list[dict]
     groups = {"sdpa": [b for b in BACKENDS if SDPA_NAMES.get(b, b) in ok],
               "public": [n for n in list(args.variants) + [TOP] if n in ok],
               "meta": [m for m in META if m in ok]}
-    rows = child.run(dict(job, op="rounds", groups=groups, rounds=args.rounds, rep_ms=args.round_rep))
+    rows = gpu.run(dict(job, op="rounds", groups=groups, rounds=args.rounds, rep_ms=args.round_rep))
     kind = {**{b: "sdpa" for b in groups["sdpa"]}, **{m: "meta" for m in groups["meta"]}}
     out = []
     for r in rows:
@@ -277,7 +302,7 @@ def bench_main(args, info: dict) -> dict:
     log("preflight (compile + check at B2 H8 S1040):")
     meta_dims = () if args.no_meta else tuple(sorted({s[3] for s in shapes if not s[4]}))
     ok = preflight(by_case, args, meta_dims)
-    child, recs = Child(args.job_timeout), []
+    gpu, recs = GPU(args.job_timeout), []
     for i, s in enumerate(shapes):
         case = (s[3], bool(s[4]))
         skip: dict[str, list[str]] = {}
@@ -286,8 +311,8 @@ def bench_main(args, info: dict) -> dict:
                 skip.setdefault(it[0], []).append(cname(it[1]))
         log(f"shape {i + 1}/{len(shapes)} {s}" + (f" (not tuned over, failed the preflight: {skip})" if skip else ""))
         extra = {v: c for v, c in extras(s, args, swept).items() if c}
-        recs += measure_shape(child, s, args, args.warmup_s if i == 0 else 0.0, extra, skip)
-    child.close()
+        recs += measure_shape(gpu, s, args, args.warmup_s if i == 0 else 0.0, extra, skip)
+    gpu.close()
     print_table(recs, shapes)
     rows, tg = baseline_rows(recs, shapes, args), targets(recs)
     for t in tg:
@@ -315,11 +340,11 @@ def sweep_main(args, info: dict) -> dict:
     key_of = {item_name("ours", it): f"{it[0]}:{compile_key(it[1])}" for items in by_case.values() for it in items}
     compiled_ok = {(k.split("|")[0], key_of[k.split("|")[1]]) for k in ok}
     log(f"preflight done in {time.perf_counter() - t0:.0f} s")
-    child, recs, skipped = Child(args.job_timeout), [], 0
-    child.run(dict(op="warm", seconds=args.warmup_s))
+    gpu, recs, skipped = GPU(args.job_timeout), [], 0
+    gpu.run(dict(op="warm", seconds=args.warmup_s))
     for s in shapes:
         job = dict(shape=list(s), dtype=args.dtype, timing="flush")  # kernel times, as the configs
-        recs += records("sdpa", child.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=args.tune_rep)), s, args,
+        recs += records("sdpa", gpu.run(dict(job, op="sdpa", items=list(BACKENDS), rep_ms=args.tune_rep)), s, args,
                         "sweep")
         for v in args.variants:
             items = [[v, c] for c in spaces[(v, s[3])]
@@ -329,9 +354,9 @@ def sweep_main(args, info: dict) -> dict:
                     skipped += len(items) - i
                     break
                 chunk = items[i:i + 8]
-                recs += records("ours", child.run(dict(job, op="ours", items=chunk, rep_ms=args.tune_rep)), s, args,
+                recs += records("ours", gpu.run(dict(job, op="ours", items=chunk, rep_ms=args.tune_rep)), s, args,
                                 "sweep", {item_name("ours", it): it[1] for it in chunk})
-    child.close()
+    gpu.close()
     ranking, best_cfg = sweep_ranking(recs, shapes, args)
     log(f"\nsweep: {len(recs)} measurements, {skipped} candidates skipped (budget), {time.perf_counter() - t0:.0f} s")
     return dict(info, budget_s=args.budget_s, skipped=skipped, ranking=ranking, best=best_cfg, measurements=recs)
@@ -384,8 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tune-rep", type=int, default=25, help="rep (ms) of a timing while tuning/sweeping")
     ap.add_argument("--warmup-s", type=float, default=5.0, help="GPU warm-up before the first timing")
     ap.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
-    ap.add_argument("--compile-timeout", type=float, default=60.0, help="preflight: seconds without progress")
-    ap.add_argument("--job-timeout", type=float, default=45.0, help="timing: seconds without progress")
+    ap.add_argument("--compile-timeout", type=float, default=60.0, help="preflight: seconds per item (compile + check)")
+    ap.add_argument("--job-timeout", type=float, default=45.0, help="timing: seconds per item (a round)")
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds of the rows' timings (at least 1)")
     ap.add_argument("--round-rep", type=int, default=40, help="rep (ms) of one timing (SDPA, Meta's, a round)")
     ap.add_argument("--out", default=None)

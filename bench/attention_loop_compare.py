@@ -32,7 +32,7 @@ import sass_loop_mix  # noqa: E402  (bench/: its hot-loop analysis)
 SHAPE = (4, 32, 4096, 128)
 META = ("hopper_fa_ws", "hopper_fa_ws_pipelined", "hopper_fa_ws_pipelined_pingpong",
         "hopper_fa_ws_pipelined_pingpong_persistent")
-# our bench's names for Meta's kernels (bench/attention_worker.py)
+# our bench's names for Meta's kernels (bench/attention_jobs.py)
 META_BENCH_NAME = {"hopper_fa_ws": "meta_ws", "hopper_fa_ws_pipelined": "meta_ws_pipelined",
                    "hopper_fa_ws_pipelined_pingpong": "meta_pingpong",
                    "hopper_fa_ws_pipelined_pingpong_persistent": "meta_pingpong_persistent"}

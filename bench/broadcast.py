@@ -8,8 +8,8 @@
 Op: ``Y[b, c] = act(concat(U[b], X[b, c]) @ W + bias)`` (see ``tlx_kernels/broadcast/__init__.py``).
 Baselines, measured in the same run: ``materialized`` (repeat_interleave + cat + one cuBLAS GEMM, end
 to end including the repeat) and ``decomposed`` (``U @ W_u`` once per user, ``X @ W_x``, a broadcast
-add: nothing repeated, not fused). First every config is run on small odd shapes in a child process
-with a timeout (a hang or a fault there excludes the config and cannot stop the run). Per shape: the
+add: nothing repeated, not fused). First every config is run on small odd shapes in workbench.run's isolated
+worker with a time limit (a hang or a fault there excludes the config and cannot stop the run). Per shape: the
 GPU is warmed for ``--warmup-s`` with the materialized path, our kernel is tuned over the configs that
 passed (or the sweep's pick), the public call ``broadcast_linear(..., config=that, out=out)`` (its repeats
 launch from the cached plan) is checked against the fp32 reference in a NaN-poisoned output (max rel err < 1e-2,
@@ -26,8 +26,6 @@ import datetime as _dt
 import json
 import math
 import os
-import select
-import subprocess
 import sys
 import time
 import traceback
@@ -43,99 +41,48 @@ def log(*a: Any) -> None:
     print(*a, flush=True)
 
 
-def _fatal(msg: str) -> bool:
-    """Whether an error message means the CUDA context is lost (a fault: later launches would fail too)."""
-    m = msg.lower()
-    return "cuda error" in m or "illegal" in m or "launch failure" in m or "misaligned" in m
-
-
 # ------------------------------------------------------------------------------------------------
-# child process: correctness of each config on small odd shapes (a hang or fault stays in the child)
+# the check of each config on small odd shapes, in workbench.run's isolated worker (a hang or fault stays there)
 # ------------------------------------------------------------------------------------------------
 
 
-def check_child(configs_json: str) -> int:
+def check_config(cfg: dict[str, Any]) -> str:
+    """(In the worker) "ok", or what is wrong with ``cfg`` on the odd and realistic test shapes."""
     import torch
     from tlx_kernels import broadcast as BC
 
-    shapes = [s for s in BC.TEST_SHAPES if s.name in ("odd", "realistic")]
-    for cfg in json.loads(configs_json):
-        res = "ok"
-        try:
-            for s in shapes:
-                U, X, W, b = BC.make_inputs(s.B, s.C, s.DU, s.DX, s.N, bias=s.bias, seed=s.C)
-                out = BC.empty_out(s.B, s.C, s.N, U.dtype, "cuda", fill=float("nan"))
-                BC.launch(U, X, W, b, s.act, cfg, out)
-                torch.cuda.synchronize()
-                err = BC.rel_err(out, BC.reference(U, X, W, b, s.act))
-                if not err < TOL:
-                    raise AssertionError(f"{s.name}: max rel err {err:.3g}")
-        except Exception as e:  # noqa: BLE001 - recorded, the parent decides
-            res = f"{type(e).__name__}: {str(e)[:300]}"
-        print("CHECK " + json.dumps([BC.config_name(cfg), res]), flush=True)
-        if _fatal(res):
-            return 1  # the context is gone; the parent restarts a child for the rest
-    return 0
-
-
-class _Lines:
-    """Lines of a child's stdout with a timeout (reads the raw fd: no Python buffer hides a ready line)."""
-
-    def __init__(self, proc: subprocess.Popen) -> None:
-        self.fd, self.buf = proc.stdout.fileno(), b""
-
-    def next(self, timeout: float) -> str | None:
-        """The next line; "" at end of file; None when nothing came within ``timeout``."""
-        end = time.time() + timeout
-        while b"\n" not in self.buf:
-            left = end - time.time()
-            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-                return None
-            chunk = os.read(self.fd, 65536)
-            if not chunk:
-                line, self.buf = self.buf, b""
-                return line.decode(errors="replace")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode(errors="replace") + "\n"
+    try:
+        for s in [s for s in BC.TEST_SHAPES if s.name in ("odd", "realistic")]:
+            U, X, W, b = BC.make_inputs(s.B, s.C, s.DU, s.DX, s.N, bias=s.bias, seed=s.C)
+            out = BC.empty_out(s.B, s.C, s.N, U.dtype, "cuda", fill=float("nan"))
+            BC.launch(U, X, W, b, s.act, cfg, out)
+            torch.cuda.synchronize()
+            err = BC.rel_err(out, BC.reference(U, X, W, b, s.act))
+            if not err < TOL:
+                raise AssertionError(f"{s.name}: max rel err {err:.3g}")
+    except Exception as e:  # noqa: BLE001 - recorded; a lost CUDA context also ends the worker, which is replaced
+        return f"{type(e).__name__}: {str(e)[:300]}"
+    return "ok"
 
 
 def check_configs(configs: list[dict[str, Any]], timeout_s: float, per_config_s: float = 90) -> dict[str, str]:
-    """{config name: "ok" | error} from child processes; a config that hangs is killed and recorded."""
-    import tempfile
-
+    """{config name: "ok" | error}, each config checked in the isolated worker within ``per_config_s``; one that
+    hangs is stopped there and recorded, and the rest go on in a fresh worker."""
     from tlx_kernels import broadcast as BC
 
+    from workbench.run.jobs import Jobs
+
     results: dict[str, str] = {}
-    todo = list(configs)
     deadline = time.time() + timeout_s
-    while todo and time.time() < deadline:
-        with tempfile.TemporaryFile("w+") as err:
-            proc = subprocess.Popen(
-                [sys.executable, __file__, "--check-child", json.dumps(todo)], stdout=subprocess.PIPE, stderr=err
-            )
-            lines, last = _Lines(proc), ""
-            while todo:
-                wait = min(per_config_s, deadline - time.time())
-                line = lines.next(wait)
-                if line is None:  # nothing within the limit: the current config hangs (or the budget ran out)
-                    proc.kill()
-                    results[BC.config_name(todo.pop(0))] = f"no answer within {max(wait, 0):.0f} s (hung?); killed"
-                    break
-                if not line:  # the child exited
-                    proc.wait()
-                    if not _fatal(last):  # it died inside the current config: record that one, restart after it
-                        err.seek(0)
-                        results[BC.config_name(todo.pop(0))] = f"child exited {proc.returncode}: {err.read()[-300:]}"
-                    break
-                if line.startswith("CHECK "):
-                    name, res = json.loads(line[6:])
-                    results[name], last = res, res
-                    todo.pop(0)
-                    log(f"  check {name}: {res}")
-            proc.kill()
-            proc.wait()
-    for cfg in todo:
+    with Jobs(paths=[str(ROOT / "bench"), str(ROOT / "kernels")], name="broadcast-check") as jobs:
+        for cfg in configs:
+            if time.time() >= deadline:
+                break
+            a = jobs.call("broadcast:check_config", cfg, timeout_s=min(per_config_s, deadline - time.time()))
+            name = BC.config_name(cfg)
+            results[name] = a.value if a.returned else a.failure
+            log(f"  check {name}: {results[name]}")
+    for cfg in configs:
         results.setdefault(BC.config_name(cfg), "not checked (time budget)")
     return results
 
@@ -352,10 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rep", type=int, default=100, help="timing budget per measurement, ms")
     p.add_argument("--warmup-s", type=float, default=1.0, help="seconds of warm-up before each shape")
     p.add_argument("--out", default=None, help="output JSON path")
-    p.add_argument("--check-child", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if args.check_child:
-        return check_child(args.check_child)
 
     import torch
     import triton
@@ -380,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         f"device {dev}, torch {torch.__version__}, triton {triton.__version__}, {BC.num_sms('cuda')} SMs; "
         f"{len(candidates)} configs, shapes {[s.name for s in shapes]}"
     )
-    log("checking configs on small odd shapes in a child process:")
+    log("checking configs on small odd shapes in the isolated worker:")
     budget = args.budget_s * 0.5 if args.sweep else 300
     checks = check_configs(candidates, budget)
     good = [c for c in candidates if checks.get(BC.config_name(c)) == "ok"]

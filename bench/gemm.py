@@ -7,21 +7,21 @@
     python3 bench/gemm.py --sweep --budget-s 200 # every candidate config of every kernel (prepared launches)
     python3 bench/gemm.py --from-sweep latest    # the bench, tuning over CONFIGS + the sweep's 3 best
 
-Every GPU step runs in a worker process (bench/gemm_worker.py) so that a kernel that hangs or faults is
-recorded and the run goes on. First a preflight: each config is checked against torch.matmul on small
-shapes (NaN-poisoned output; several workers at once, which also compiles everything). Then, one worker
-at a time, per shape: cuBLAS (after ``--warmup-s`` of it), each library kernel's public call ``matmul(a, b)``
-as a user makes it (tuned on its first call over the configs that passed the preflight, a new output per call,
-repeats launched from the cached plan), checked against the fp32 product (``fp32_tolerance``: 5e-3 bf16, 1e-3
-fp16; a wrong or failing kernel is a row with its error), Meta's tutorial kernels from the installed triton-utlx
-wheel (imported unmodified, their own configs, our operands and output dtype; the best of ``--meta-configs`` by
-kernel time, then launched as prepared launches: descriptors built once, which favours them), then cuBLAS
-(``torch.matmul(a, b)``), every public call and Meta's best in ``--rounds`` interleaved rounds (the order rotates;
-a row's ``ms`` is the median over rounds and ``ratio`` the median of the per-round ratios, so the H200's clock,
-which drops as it heats during a run, moves both sides of a ratio alike), cuBLAS again. How one call is timed:
-``--timing`` (``workbench.measure.timing.time_call``; default: back-to-back calls, as a user's loop sees them).
-``--sweep`` times every candidate (``candidates()`` of each module) at every shape within ``--budget-s``, best
-candidates first, as prepared launches (kernel time), and prints the ranking to put into the modules' CONFIGS.
+Every GPU step (bench/gemm_jobs.py) runs in workbench.run's isolated worker (``workbench.run.jobs``), so that a
+kernel that hangs or faults is recorded and the run goes on in a fresh worker. First a preflight: each config is
+checked against torch.matmul on small shapes (NaN-poisoned output; several workers at once, which also compiles
+everything). Then, one worker at a time, per shape: cuBLAS (after ``--warmup-s`` of it), each library kernel's
+public call ``matmul(a, b)`` as a user makes it (tuned on its first call over the configs that passed the preflight,
+a new output per call, repeats launched from the cached plan), checked against the fp32 product (``fp32_tolerance``:
+5e-3 bf16, 1e-3 fp16; a wrong or failing kernel is a row with its error), Meta's tutorial kernels from the installed
+triton-utlx wheel (imported unmodified, their own configs, our operands and output dtype; the best of
+``--meta-configs`` by kernel time, then launched as prepared launches: descriptors built once, which favours them),
+then cuBLAS (``torch.matmul(a, b)``), every public call and Meta's best in ``--rounds`` interleaved rounds (the
+order rotates; a row's ``ms`` is the median over rounds and ``ratio`` the median of the per-round ratios, so the
+H200's clock, which drops as it heats during a run, moves both sides of a ratio alike), cuBLAS again. How one call
+is timed: ``--timing`` (``workbench.measure.timing.time_call``; default: back-to-back calls, as a user's loop sees
+them). ``--sweep`` times every candidate (``candidates()`` of each module) at every shape within ``--budget-s``,
+best candidates first, as prepared launches (kernel time), and prints the ranking to put into the modules' CONFIGS.
 
 Writes ``bench/results/gemm-<date>.json`` (``gemm-sweep-<date>.json``): device, date, torch, triton, command,
 rows of {kernel, shape, dtype, causal, config, ms, tflops, baseline, baseline_ms, ratio, method} (ratio =
@@ -44,13 +44,14 @@ from typing import Any
 
 from workbench.measure.compare import fastest
 from workbench.measure.timing import TIMINGS
+from workbench.run.jobs import Answer, Jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from gemm_jobs import META_FILES  # noqa: E402
 from gemm_report import OURS, baseline_rows, print_table, ranking, rounds_rows, summary  # noqa: E402
-from gemm_worker import META_FILES, WorkerProcess  # noqa: E402
 
 LIBRARY = OURS + ("triton_dot",)
 META_DEFAULT = ("meta_ws", "meta_coop")  # Meta's two fastest Hopper GEMMs in the 2026-12-03 run
@@ -67,49 +68,31 @@ def parse_shapes(text: str) -> list[tuple[int, int, int]]:
     return [tuple(int(x) for x in part.lower().split("x")) for part in text.split(",")]  # type: ignore[misc]
 
 
-class Workers:
-    """The timing phase's single worker, restarted after a failure."""
+class GPU:
+    """The bench's GPU jobs (bench/gemm_jobs.py) in one isolated worker (``workbench.run.jobs``): each job may take
+    ``timeout_s`` per item; a hang or a crash costs that job alone, and the next one starts a fresh worker."""
 
     def __init__(self, timeout_s: float) -> None:
-        self.timeout_s, self.w = timeout_s, None
+        self.timeout_s = timeout_s
+        self.jobs = Jobs(paths=[str(ROOT / "bench"), str(ROOT / "kernels")], name="gemm")
 
-    def get(self) -> WorkerProcess:
-        if self.w is None or not self.w.alive():
-            self.w = WorkerProcess(self.timeout_s)
-        return self.w
+    def run(self, job: dict, items: int = 1, extra_s: float = 0.0) -> Answer:
+        return self.jobs.call("gemm_jobs:handle", job, timeout_s=self.timeout_s * items + extra_s)
 
-    def drop(self) -> None:
-        if self.w is not None:
-            self.w.kill()
-        self.w = None
+    def each(self, job: dict, key: str, failed) -> list[dict]:
+        """Rows of ``job`` run once per item of ``job[key]``: an item that hangs or crashes is ``failed(item, why)``
+        and the rest go on in a fresh worker."""
+        return self.jobs.each("gemm_jobs:handle", job, key, timeout_s=self.timeout_s, failed=failed)
 
     def close(self) -> None:
-        if self.w is not None:
-            self.w.close()
+        self.jobs.close()
 
 
-def run_configs(workers: Workers, job: dict) -> list[dict]:
-    """One row per config of a ``configs`` job; after a hang or a crash the failed config gets an error row
-    and the rest run in a fresh worker."""
+def run_configs(gpu: GPU, job: dict) -> list[dict]:
+    """One row per config of a ``configs`` job, each config in a call of its own."""
     from tlx_kernels.gemm.common import config_name
 
-    todo, rows = list(job["configs"]), []
-    while todo:
-        res, got, fail = workers.get().run(dict(job, configs=todo))
-        rows += got
-        done = {r["config"] for r in got}
-        rest = [c for c in todo if config_name(c) not in done]
-        if fail is None:
-            err = (res or {}).get("error")
-            rows += [dict(config=config_name(c), cfg=c, ms=None, error=err or "no result") for c in rest]
-            break
-        workers.drop()
-        name, reason = fail
-        if rest and (name is None or config_name(rest[0]) == name):
-            rows.append(dict(config=config_name(rest[0]), cfg=rest[0], ms=None, error=reason))
-            rest = rest[1:]
-        todo = rest
-    return rows
+    return gpu.each(job, "configs", lambda c, why: dict(config=config_name(c), cfg=c, ms=None, error=why))
 
 
 def preflight(plan: dict[str, list[dict]], shapes: list, args) -> dict[str, dict[str, str]]:
@@ -124,7 +107,7 @@ def preflight(plan: dict[str, list[dict]], shapes: list, args) -> dict[str, dict
     lock = threading.Lock()
 
     def work() -> None:
-        workers = Workers(args.job_timeout)
+        gpu = GPU(args.job_timeout)
         while True:
             try:
                 kernel, cfgs = jobs.get_nowait()
@@ -132,12 +115,12 @@ def preflight(plan: dict[str, list[dict]], shapes: list, args) -> dict[str, dict
                 break
             for shape in shapes:
                 base = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, time=False)
-                for r in run_configs(workers, dict(base, configs=cfgs, rep_ms=1)):
+                for r in run_configs(gpu, dict(base, configs=cfgs, rep_ms=1)):
                     with lock:
                         if verdict[kernel].get(r["config"], "ok") == "ok":
                             verdict[kernel][r["config"]] = "ok" if not r.get("error") else f"{shape}: {r['error']}"
                 cfgs = [c for c in cfgs if verdict[kernel].get(config_name(c)) == "ok"]
-        workers.close()
+        gpu.close()
 
     threads = [threading.Thread(target=work) for _ in range(max(1, args.workers))]
     for t in threads:
@@ -165,58 +148,41 @@ def measure(kind: str, kernel: str, shape, rows: list[dict], args, phase: str) -
     return out
 
 
-def cublas(workers: Workers, shape, args, warmup_s: float) -> float | None:
-    res, _, fail = workers.get().run(dict(op="cublas", shape=shape, dtype=args.dtype, warmup_s=warmup_s,
-                                          rep_ms=args.rep, timing=args.timing))
-    if fail or not res or res.get("error"):
-        workers.drop() if fail else None
-        log(f"  cublas FAILED: {fail or (res or {}).get('error')}")
+def cublas(gpu: GPU, shape, args, warmup_s: float) -> float | None:
+    a = gpu.run(dict(op="cublas", shape=shape, dtype=args.dtype, warmup_s=warmup_s, rep_ms=args.rep,
+                     timing=args.timing), extra_s=warmup_s)
+    if a.failure:
+        log(f"  cublas FAILED: {a.failure}")
         return None
-    return res["ms"]
+    return a.value["ms"]
 
 
-def public_shape(workers: Workers, passing: dict[str, list[dict]], shape, args) -> list[dict]:
+def public_shape(gpu: GPU, passing: dict[str, list[dict]], shape, args) -> list[dict]:
     """Each kernel's public ``matmul(a, b)`` at ``shape``: tuned over its passing configs, checked against the fp32
-    product; one record per kernel (phase "final", no time: the rounds time it). After a hang or a crash the
-    kernel that was running gets an error record and the rest go on in a fresh worker."""
+    product; one record per kernel (phase "final", no time: the rounds time it). Each kernel is a job of its own:
+    one that hangs or crashes gets an error record and the rest go on in a fresh worker."""
     import torch
     from tlx_kernels.gemm.common import fp32_tolerance
 
     tol = fp32_tolerance({"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype])
-    todo, rows = dict(passing), []
-    while todo:
-        res, got, fail = workers.get().run(dict(op="public", shape=shape, dtype=args.dtype, tol=tol, configs=todo))
-        rows += got
-        rest = {k: v for k, v in todo.items() if k not in {r["kernel"] for r in got}}
-        if fail is None:
-            err = (res or {}).get("error")
-            rows += [dict(kernel=k, config=None, error=err or "no result") for k in rest]
-            break
-        workers.drop()
-        name, reason = fail
-        name = name if name in rest else next(iter(rest), None)  # died before naming a kernel: blame the next
-        if name is not None:
-            rows.append(dict(kernel=name, config=None, error=reason))
-            rest.pop(name)
-        todo = rest
+    job = dict(op="public", shape=shape, dtype=args.dtype, tol=tol, kernels=list(passing.items()))
+    rows = gpu.each(job, "kernels", lambda item, why: dict(kernel=item[0], config=None, error=why))
     return [dict(kind="library", kernel=r["kernel"], shape=list(shape), dtype=args.dtype, phase="final",
                  config=r.get("config"), cfg=r.get("cfg"), ms=None, tflops=None, rel_err=r.get("rel_err"),
                  error=r.get("error"), tune=r.get("tune")) for r in rows]
 
 
-def meta_shape(workers: Workers, key: str, shape, args) -> list[dict]:
+def meta_shape(gpu: GPU, key: str, shape, args) -> list[dict]:
     job = dict(op="meta", kernel=key, shape=shape, dtype=args.dtype, tol=TOL, rep_ms=args.tune_rep,
                limit=args.meta_configs)
-    res, rows, fail = workers.get().run(job)
-    if fail:
-        workers.drop()
-        rows.append(dict(config=fail[0] or "-", ms=None, error=fail[1]))
-    elif res and res.get("error"):
-        rows.append(dict(config="-", ms=None, error=res["error"]))
+    a = gpu.run(job, items=args.meta_configs + 1)
+    rows = a.reported("row")
+    if a.failure:
+        rows.append(dict(config=(a.reported("begin") or ["-"])[-1], ms=None, error=a.failure))
     return measure("meta", key, shape, rows, args, "final")
 
 
-def rounds_shape(workers: Workers, records: list[dict], shape, args) -> dict[str, list[float]] | None:
+def rounds_shape(gpu: GPU, records: list[dict], shape, args) -> dict[str, list[float]] | None:
     """cuBLAS, every library kernel's public call that passed its check and Meta's best config of each of its kernels,
     timed at ``shape`` in ``args.rounds`` interleaved rounds."""
     items = [dict(label="cublas", kind="cublas")]
@@ -229,15 +195,14 @@ def rounds_shape(workers: Workers, records: list[dict], shape, args) -> dict[str
             items.append(dict(label=k, kind="meta", kernel=k, cfg=best["config"]))
     job = dict(op="rounds", shape=shape, dtype=args.dtype, tol=TOL, items=items, rounds=args.rounds,
                rep_ms=args.round_rep, limit=args.meta_configs, timing=args.timing)
-    res, _, fail = workers.get().run(job)
-    if fail or not res or res.get("error"):
-        workers.drop() if fail else None
-        log(f"  interleaved rounds FAILED: {fail or (res or {}).get('error')}")
+    a = gpu.run(job, items=args.rounds + 2)
+    if a.failure:
+        log(f"  interleaved rounds FAILED: {a.failure}")
         return None
-    return res["times"]
+    return a.value["times"]
 
 
-def sweep(workers: Workers, plan: dict[str, list[dict]], shapes, args, deadline: float,
+def sweep(gpu: GPU, plan: dict[str, list[dict]], shapes, args, deadline: float,
           phase: str = "sweep") -> list[dict]:
     """Every passing candidate at every shape, best-ranked candidates of every kernel first, until the deadline."""
     records: list[dict] = []
@@ -253,7 +218,7 @@ def sweep(workers: Workers, plan: dict[str, list[dict]], shapes, args, deadline:
                     continue
                 job = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, rep_ms=args.rep,
                            configs=[cfgs[rank]])
-                recs = measure("library", kernel, shape, run_configs(workers, job), args, phase)
+                recs = measure("library", kernel, shape, run_configs(gpu, job), args, phase)
                 records += recs
                 r = recs[0]
                 log(f"  {kernel:15s} {'x'.join(map(str, shape)):>15s} {r['config']:36s} "
@@ -299,17 +264,17 @@ def write(doc: dict, args, stem: str) -> Path:
     return path
 
 
-def bench_shapes(workers: Workers, passing: dict, kernels: list[str], shapes, args, cub: dict,
+def bench_shapes(gpu: GPU, passing: dict, kernels: list[str], shapes, args, cub: dict,
                  inter: dict) -> list[dict]:
     """Per shape: cuBLAS, the public calls (checked), Meta's kernels (tuned), the interleaved rounds, cuBLAS."""
     records: list[dict] = []
     metas = [] if args.no_meta else [m for m in args.meta.split(",") if m]
     for i, shape in enumerate(shapes):
         log(f"== {'x'.join(map(str, shape))}")
-        cub[shape] = {"before_ms": cublas(workers, shape, args, args.warmup_s if i == 0 else 0.0)}
-        records += public_shape(workers, {k: passing[k] for k in kernels}, shape, args)
+        cub[shape] = {"before_ms": cublas(gpu, shape, args, args.warmup_s if i == 0 else 0.0)}
+        records += public_shape(gpu, {k: passing[k] for k in kernels}, shape, args)
         for key in metas:
-            records += meta_shape(workers, key, shape, args)
+            records += meta_shape(gpu, key, shape, args)
         here = [r for r in records if r["shape"] == list(shape)]
         for r in (r for r in here if r["kind"] == "library"):
             log(f"  {r['kernel']:15s} " + (f"FAILED {str(r['error'])[:200]}" if r["error"] else
@@ -318,25 +283,25 @@ def bench_shapes(workers: Workers, passing: dict, kernels: list[str], shapes, ar
             b = fastest(here, kernel=key)
             log(f"  {key:15s} " + (f"{b['tflops']:7.1f} TFLOP/s kernel time  {b['config'][:60]}" if b else "FAILED"))
         log(f"  interleaved: cuBLAS, the public calls and Meta's best, {args.rounds} rounds")
-        per = rounds_shape(workers, records, shape, args)
+        per = rounds_shape(gpu, records, shape, args)
         if per:
             inter[shape] = per
-        cub[shape]["after_ms"] = cublas(workers, shape, args, 0.0)
+        cub[shape]["after_ms"] = cublas(gpu, shape, args, 0.0)
     return records
 
 
-def sweep_shapes(workers: Workers, passing: dict, shapes, args, t_start: float, cub: dict) -> list[dict]:
+def sweep_shapes(gpu: GPU, passing: dict, shapes, args, t_start: float, cub: dict) -> list[dict]:
     """Every passing candidate at every shape within the budget, then the five best of each kernel once more."""
     for shape in shapes:
-        cub[shape] = {"before_ms": cublas(workers, shape, args, args.warmup_s)}
-    records = sweep(workers, passing, shapes, args, t_start + args.budget_s)
+        cub[shape] = {"before_ms": cublas(gpu, shape, args, args.warmup_s)}
+    records = sweep(gpu, passing, shapes, args, t_start + args.budget_s)
     top = {k: [r["cfg"] for r in v[:5]] for k, v in ranking(records, shapes).items()}
     if time.time() < t_start + args.budget_s - 20 and any(top.values()):
         log("confirming the top configs:")
-        confirm = sweep(workers, top, shapes, args, t_start + args.budget_s, "confirm")
+        confirm = sweep(gpu, top, shapes, args, t_start + args.budget_s, "confirm")
         records += [r for r in confirm if r["ms"]]
     for shape in shapes:
-        cub[shape]["after_ms"] = cublas(workers, shape, args, 0.0)
+        cub[shape]["after_ms"] = cublas(gpu, shape, args, 0.0)
     return records
 
 
@@ -397,7 +362,8 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--warmup-s", type=float, default=2.0, help="seconds of cuBLAS before the first timing")
     p.add_argument("--workers", type=int, default=min(6, max(1, (os.cpu_count() or 2) // 2)), help="preflight workers")
     p.add_argument("--odd", action="store_true", help="--sweep: preflight also checks the odd shape 1000x1500x777")
-    p.add_argument("--job-timeout", type=float, default=240.0, help="s without progress before a worker is killed")
+    p.add_argument("--job-timeout", type=float, default=240.0,
+                   help="s per item of a GPU job (a config, a kernel, a round) before its worker is killed")
     p.add_argument("--from-sweep", default=None, metavar="PATH|latest",
                    help="also tune over the 3 best configs per kernel of a --sweep result (latest: the newest)")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per shape (at least 1)")
@@ -421,12 +387,13 @@ def main(argv: list[str] | None = None) -> int:
 
     shapes = [tuple(s) for s in (parse_shapes(args.shapes) if args.shapes else
                                  SWEEP_SHAPES if args.sweep else QUICK_SHAPES if args.quick else BENCH_SHAPES)]
-    workers = Workers(args.job_timeout)
-    info, _, fail = workers.get().run({"op": "info"})
-    if fail or not info or info.get("error"):
-        log(f"bench/gemm.py needs a CUDA GPU: {fail or (info or {}).get('error')}")
-        workers.close()
+    gpu = GPU(args.job_timeout)
+    answer = gpu.run({"op": "info"})
+    if answer.failure:
+        log(f"bench/gemm.py needs a CUDA GPU: {answer.failure}")
+        gpu.close()
         return 2
+    info = answer.value
     log(f"{info['device']} ({info['sms']} SMs), torch {info['torch']}, triton {info['triton']}; "
         f"{'sweep' if args.sweep else 'bench'} of {kernels} at {shapes}, {args.dtype}")
 
@@ -441,10 +408,10 @@ def main(argv: list[str] | None = None) -> int:
     cub: dict[tuple, dict] = {}
     inter: dict[tuple, dict[str, list[float]]] = {}
     if args.sweep:
-        records = sweep_shapes(workers, passing, shapes, args, t_start, cub)
+        records = sweep_shapes(gpu, passing, shapes, args, t_start, cub)
     else:
-        records = bench_shapes(workers, passing, kernels, shapes, args, cub, inter)
-    workers.close()
+        records = bench_shapes(gpu, passing, kernels, shapes, args, cub, inter)
+    gpu.close()
     doc = report(args, info, shapes, records, cub, inter, verdict, t_start)
     path = write(doc, args, "gemm-sweep" if args.sweep else "gemm")
     log(f"\nwrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ({doc['wall_s']} s)")

@@ -1,52 +1,43 @@
-"""GPU worker of bench/gemm.py: reads JSON jobs on stdin, answers one ``RESULT {...}`` line per job on stdout.
+"""The GPU steps of bench/gemm.py, called in workbench.run's isolated worker (``workbench.run.jobs``): a kernel that
+hangs or faults (a poisoned CUDA context) costs only the call it was in; bench/gemm.py records it and goes on in a
+fresh worker. ``handle(job)`` runs one job; before each item it reports ``begin`` and after it a ``row``
+(``workbench.run.jobs.report``), so the caller knows which one was running when a call failed. Jobs (``op``):
 
-A child process, so that a kernel that hangs or faults (a poisoned CUDA context) costs only the job it
-was running: the parent kills it and starts another. Before each item it prints ``BEGIN {...}`` so the
-parent knows which one was running when a job timed out. Jobs (``op``):
-
+- ``info``: the device and versions;
 - ``cublas``: time ``torch.matmul(a, b)`` (after ``warmup_s`` seconds of it, to bring the GPU to its working clock);
 - ``public``: for each library kernel, its public ``matmul(a, b)`` as a user calls it (tuned on this first call
   over the job's configs, a new output, later calls launched from the cached plan), checked against the fp32
   product (``rel_err`` < ``tol``; a wrong or failing kernel is recorded, not fatal), with the config it tuned to;
 - ``configs``: for each config of a library kernel (the preflight and ``--sweep``): launch into a NaN-poisoned
   output, compare with torch, then time the bare launch (``kernel[grid](*args)``, descriptors built once);
-- ``meta``: the same for the configs of one of Meta's Hopper GEMM tutorials from the installed wheel,
-  imported unmodified and launched as their own wrappers launch them, with our operands and output;
-- ``rounds``: cuBLAS, the library's public calls and Meta's best configs, timed in interleaved rounds;
-- ``exit``.
+- ``meta``: the same for the configs of one of Meta's Hopper GEMM tutorials from the installed wheel
+  (``tlx_kernels.meta_tutorials.load``), imported unmodified and launched as their own wrappers launch them, with
+  our operands and output;
+- ``rounds``: cuBLAS, the library's public calls and Meta's best configs, timed in interleaved rounds.
 
-Timings: ``time_call`` (``timing``: "calls", back to back as a user's loop; "flush", L2 flushed). Every
-job names its shape and dtype; operands are made once per (shape, dtype, seed) and kept.
+Timings: ``workbench.measure.timing.time_call`` (``timing``: "calls", back to back as a user's loop; "flush", L2
+flushed). Every job names its shape and dtype; operands are made once per (shape, dtype, seed) and kept while the
+worker lives. An error that loses the CUDA context ends the item's row with it and stops the job (the worker's
+synchronize then finds the context lost and the process is replaced).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import sys
 import time
-import traceback
-from pathlib import Path
 from typing import Any
 
-from workbench.measure import interleave
+from workbench.measure.interleave import timed_rounds
 from workbench.measure.timing import time_call
+from workbench.run.jobs import report
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "kernels"))
-
-META_FILES = {
-    "meta_ws": ("hopper_gemm_ws.py", "matmul_kernel_tlx_ws"),
-    "meta_coop": ("hopper-persistent-gemm-ws-cooperative.py", "matmul_kernel_tlx_ws_persistent"),
-    "meta_pingpong": ("hopper-persistent-gemm-ws-pingpong.py", "matmul_kernel_tlx_ws_persistent"),
-    "meta_pipelined": ("hopper_gemm_pipelined.py", "matmul_kernel_pipelined_hopper"),
+META_FILES = {  # our name -> (Meta's tutorial in the wheel, its kernel)
+    "meta_ws": ("hopper_gemm_ws", "matmul_kernel_tlx_ws"),
+    "meta_coop": ("hopper-persistent-gemm-ws-cooperative", "matmul_kernel_tlx_ws_persistent"),
+    "meta_pingpong": ("hopper-persistent-gemm-ws-pingpong", "matmul_kernel_tlx_ws_persistent"),
+    "meta_pipelined": ("hopper_gemm_pipelined", "matmul_kernel_pipelined_hopper"),
 }
 _operands: dict[tuple, Any] = {}
-_meta_modules: dict[str, Any] = {}
-
-
-def emit(tag: str, obj: Any) -> None:
-    print(f"{tag} {json.dumps(obj, default=str)}", flush=True)
 
 
 def operands(M: int, N: int, K: int, dtype: str, seed: int = 0):
@@ -113,8 +104,9 @@ def context_lost(e: Exception) -> bool:
 
 
 def job_public(job: dict) -> dict:
-    """Each library kernel's public ``matmul(a, b)``: tuned over ``job["configs"][kernel]`` (the configs that passed
-    the preflight) on this first call, checked against the fp32 product; the config it tuned to."""
+    """Each library kernel's public ``matmul(a, b)`` (``job["kernels"]``: [kernel, configs] pairs): tuned over its
+    configs (those that passed the preflight) on this first call, checked against the fp32 product; the config it
+    tuned to."""
     import torch
     from tlx_kernels import gemm as G
     from tlx_kernels.gemm.common import config_name, empty_out, problem_key, rel_err
@@ -122,8 +114,8 @@ def job_public(job: dict) -> dict:
     a, b, _ref = operands(*job["shape"], job["dtype"])
     ref32 = a.float() @ b.float()
     results = []
-    for kernel, configs in job["configs"].items():
-        emit("BEGIN", {"config": kernel})
+    for kernel, configs in job["kernels"]:
+        report("begin", kernel)
         row: dict[str, Any] = {"kernel": kernel, "config": None, "cfg": None, "rel_err": None, "error": None}
         t0 = time.perf_counter()
         mod = G.MODULES[kernel]
@@ -145,11 +137,11 @@ def job_public(job: dict) -> dict:
             row["error"] = f"{type(e).__name__}: {str(e)[:1500]}"
             if context_lost(e):
                 row["error"] += " (CUDA context lost: this worker stops)"
-                emit("ROW", row)
+                report("row", row)
                 return {"results": results + [row], "context_lost": True}
         row["seconds"] = round(time.perf_counter() - t0, 2)
         results.append(row)
-        emit("ROW", row)
+        report("row", row)
     return {"results": results}
 
 
@@ -177,7 +169,7 @@ def run_configs(job: dict, items: list[tuple[str, Any, dict]], launcher) -> dict
     M, N = ref.shape
     results = []
     for name, payload, record in items:
-        emit("BEGIN", {"config": name})
+        report("begin", name)
         row: dict[str, Any] = {"config": name, "cfg": record, "ms": None, "rel_err": None, "error": None}
         t0 = time.perf_counter()
         try:
@@ -191,26 +183,19 @@ def run_configs(job: dict, items: list[tuple[str, Any, dict]], launcher) -> dict
             if context_lost(e):
                 row["error"] += " (CUDA context lost: this worker stops)"
                 results.append(row)
-                emit("ROW", row)
+                report("row", row)
                 return {"results": results, "context_lost": True}
         row["seconds"] = round(time.perf_counter() - t0, 2)
         results.append(row)
-        emit("ROW", row)
+        report("row", row)
     return {"results": results}
 
 
 def meta_module(key: str):
     """One of Meta's Hopper GEMM tutorials from the installed wheel (tlx/tutorials), imported unmodified."""
-    if key not in _meta_modules:
-        spec = importlib.util.find_spec("tlx")
-        if spec is None or not spec.submodule_search_locations:
-            raise ImportError("package tlx (triton-utlx) not installed")
-        path = Path(list(spec.submodule_search_locations)[0]) / "tutorials" / META_FILES[key][0]
-        mspec = importlib.util.spec_from_file_location(f"tlx_tutorial_{key}", path)
-        mod = importlib.util.module_from_spec(mspec)
-        mspec.loader.exec_module(mod)
-        _meta_modules[key] = mod
-    return _meta_modules[key]
+    from tlx_kernels import meta_tutorials
+
+    return meta_tutorials.load(META_FILES[key][0])
 
 
 def meta_configs(key: str, M: int, N: int, K: int, limit: int) -> list:
@@ -300,9 +285,8 @@ def job_rounds(job: dict) -> dict:
         err = rel_err(runs[it["label"]](), ref)
         if not err < job["tol"]:
             raise AssertionError(f"{it['label']}: wrong result: max rel err {err:.3g} against torch.matmul")
-    timing = job.get("timing", "calls")
-    times = interleave.rounds(runs, job["rounds"], lambda run: time_call(run, job["rep_ms"], timing),
-                              lambda r: emit("BEGIN", {"config": f"round {r + 1}"}))
+    times = timed_rounds(runs, job["rounds"], job["rep_ms"], job.get("timing", "calls"),
+                         lambda r: report("begin", f"round {r + 1}"))
     return {"times": times}
 
 
@@ -310,6 +294,8 @@ def job_info() -> dict:
     import torch
     import triton
 
+    if not torch.cuda.is_available():
+        raise RuntimeError("no CUDA GPU in the worker")
     props = torch.cuda.get_device_properties(0)
     return {"device": props.name, "sms": props.multi_processor_count, "torch": torch.__version__,
             "triton": triton.__version__, "python": sys.version.split()[0]}
@@ -333,103 +319,3 @@ def handle(job: dict) -> dict:
     if op == "rounds":
         return job_rounds(job)
     raise ValueError(f"unknown op {op!r}")
-
-
-class WorkerProcess:
-    """The parent's handle on one worker: ``run(job)`` returns ``(result, rows, failure)``.
-
-    ``rows`` are the per-config rows that came back; ``failure`` is None, or ``(config, reason)`` when the
-    worker hung (no line for ``timeout_s``; it is killed) or died while running ``config``. After a failure
-    the worker is gone; make a new one."""
-
-    def __init__(self, timeout_s: float = 180.0) -> None:
-        import queue
-        import subprocess
-        import threading
-
-        self.timeout_s = timeout_s
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve())], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=sys.stderr, text=True, bufsize=1)
-        self.lines: queue.Queue = queue.Queue()
-
-        def pump(out=self.proc.stdout, q=self.lines):
-            for line in out:
-                q.put(line)
-            q.put(None)
-
-        threading.Thread(target=pump, daemon=True).start()
-
-    def run(self, job: dict) -> tuple[dict | None, list[dict], tuple[str | None, str] | None]:
-        import queue
-
-        rows: list[dict] = []
-        current = None
-        try:
-            self.proc.stdin.write(json.dumps(job) + "\n")
-            self.proc.stdin.flush()
-        except OSError as e:
-            return None, rows, (current, f"worker gone: {e}")
-        while True:
-            try:
-                line = self.lines.get(timeout=self.timeout_s)
-            except queue.Empty:
-                self.kill()
-                return None, rows, (current, f"hung: no progress for {self.timeout_s:.0f} s (worker killed)")
-            if line is None:
-                code = self.proc.wait()
-                return None, rows, (current, f"worker died (exit {code})")
-            tag, _, payload = line.partition(" ")
-            if tag == "BEGIN":
-                current = json.loads(payload)["config"]
-            elif tag == "ROW":
-                rows.append(json.loads(payload))
-            elif tag == "RESULT":
-                res = json.loads(payload)
-                if res.get("context_lost"):
-                    self.proc.wait()
-                    return res, rows, (current, "CUDA context lost")
-                return res, rows, None
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.proc.stdin.write(json.dumps({"op": "exit"}) + "\n")
-                self.proc.stdin.flush()
-                self.proc.wait(timeout=30)
-            except Exception:
-                self.kill()
-
-
-def main() -> int:
-    import torch
-
-    if not torch.cuda.is_available():
-        emit("RESULT", {"error": "no CUDA GPU in the worker"})
-        return 2
-    for line in sys.stdin:
-        job = json.loads(line)
-        if job.get("op") == "exit":
-            return 0
-        t0 = time.perf_counter()
-        try:
-            res = handle(job)
-        except Exception as e:
-            res = {"error": f"{type(e).__name__}: {str(e)[:1500]}", "traceback": traceback.format_exc()[-3000:]}
-        res["job_seconds"] = round(time.perf_counter() - t0, 2)
-        emit("RESULT", res)
-        if res.get("context_lost"):
-            return 3
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-

@@ -1,43 +1,34 @@
-"""GPU worker of bench/attention.py, and the parent's handle on it.
+"""The GPU steps of bench/attention.py, called in workbench.run's isolated worker (``workbench.run.jobs``): a kernel
+that hangs or faults costs only the call it was in; bench/attention.py records it and goes on in a fresh worker.
 
-The worker (``python bench/attention_worker.py``) reads one JSON job per stdin line and answers with
-``BEGIN {"item": ...}`` before each item, ``ROW {...}`` after it and ``DONE {}`` after the job. Jobs (``op``):
-``warm`` (SDPA for ``seconds``), ``sdpa`` (items: backends), ``public`` (items: our variants' public
+``run_job(job)`` reports ``begin`` before each item and a ``row`` after it (``workbench.run.jobs.report``). Jobs
+(``op``): ``warm`` (SDPA for ``seconds``), ``sdpa`` (items: backends), ``public`` (items: our variants' public
 ``attention(q, k, v, causal)``, or ``attention`` for the library's top-level one: tuned on the first call over
 the CONFIGS less ``skip`` and with ``extra``, then called into NaN-poisoned outputs twice, the general launch and
 the cached plan), ``ours`` (items: [variant, config], prepared launches: the preflight and the sweep),
-``meta`` (items: Meta tutorial names, their own ``attention`` wrappers), ``rounds`` (``groups`` of those, timed in
-interleaved rounds). Each item: run (ours into a NaN-poisoned output), check against the fp32 reference on the
-first and last head (``rel_err``; a wrong result is an error, except for SDPA, whose error is only recorded), then
-time it if the job has ``rep_ms`` (``time_call``: ``timing``, default back-to-back calls; prepared
-launches: kernel time). A failure is recorded in the item's row; an error that leaves the CUDA context broken
-ends the worker, and :class:`Child` (the parent side) starts a new one for the remaining items, as it does after a
-hang.
+``meta`` (items: Meta tutorial names, their own ``attention`` wrappers, from ``tlx_kernels.meta_tutorials``),
+``rounds`` (``groups`` of those, timed in interleaved rounds). Each item: run (ours into a NaN-poisoned output),
+check against the fp32 reference on the first and last head (``rel_err``; a wrong result is an error, except for
+SDPA, whose error is only recorded), then time it if the job has ``rep_ms`` (``workbench.measure.timing.time_call``:
+``timing``, default back-to-back calls; prepared launches: kernel time). A failure is recorded in the item's row;
+an error that leaves the CUDA context broken ends the job after its row, and the worker process is replaced.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import queue
-import subprocess
-import sys
-import threading
+import statistics
 import time
-from pathlib import Path
-from typing import Any
 
-from workbench.measure import interleave
+from workbench.measure.interleave import timed_rounds
 from workbench.measure.timing import time_call
+from workbench.run.jobs import report
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "kernels"))
-
-META = {  # name -> tutorial file in the triton-utlx wheel (tlx/tutorials/)
-    "meta_ws": "hopper_fa_ws.py",
-    "meta_ws_pipelined": "hopper_fa_ws_pipelined.py",
-    "meta_pingpong": "hopper_fa_ws_pipelined_pingpong.py",
-    "meta_pingpong_persistent": "hopper_fa_ws_pipelined_pingpong_persistent.py",
+META = {  # name -> Meta's tutorial in the triton-utlx wheel (tlx/tutorials/)
+    "meta_ws": "hopper_fa_ws",
+    "meta_ws_pipelined": "hopper_fa_ws_pipelined",
+    "meta_pingpong": "hopper_fa_ws_pipelined_pingpong",
+    "meta_pingpong_persistent": "hopper_fa_ws_pipelined_pingpong_persistent",
 }
 BACKENDS = ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION")
 
@@ -49,11 +40,6 @@ def cname(cfg: dict | None) -> str:
 
 
 _inputs: dict = {}
-_meta_mods: dict = {}
-
-
-def emit(tag: str, obj: Any) -> None:
-    print(f"{tag} {json.dumps(obj, default=str)}", flush=True)
 
 
 def inputs(shape, dtype: str, seed: int = 0):
@@ -166,34 +152,23 @@ def tuned_config(name: str, q, k, v, causal: bool) -> str:
 
 
 def meta_module(name: str):
-    if name not in _meta_mods:
-        import importlib.util
+    from tlx_kernels import meta_tutorials
 
-        import tlx
-
-        path = Path(tlx.__file__).parent / "tutorials" / META[name]
-        spec = importlib.util.spec_from_file_location(f"meta_{name}", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        _meta_mods[name] = mod
-    return _meta_mods[name]
+    return meta_tutorials.load(META[name])
 
 
 def run_rounds(job: dict) -> None:
     """Time every item of ``job["groups"]`` (``{"sdpa"|"ours"|"meta": items}``, already checked) in
     ``job["rounds"]`` interleaved rounds, the order rotated each round, so clock drift during the run moves every
     item alike; one row per item with its times per round (``ms``: their median)."""
-    import statistics
-
     fns = {}
     for op, items in job["groups"].items():
         for name, make in job_items(dict(job, op=op, items=items)):
             fns[name] = make()[1]
-    timing = job.get("timing", "calls")
-    times = interleave.rounds(fns, job["rounds"], lambda fn: time_call(fn, job["rep_ms"], timing),
-                              lambda r: emit("BEGIN", {"item": f"round {r + 1}"}))
+    times = timed_rounds(fns, job["rounds"], job["rep_ms"], job.get("timing", "calls"),
+                         lambda r: report("begin", f"round {r + 1}"))
     for n, ts in times.items():
-        emit("ROW", {"item": n, "ms": statistics.median(ts), "times": ts, "error": None})
+        report("row", {"item": n, "ms": statistics.median(ts), "times": ts, "error": None})
 
 
 def run_job(job: dict) -> None:
@@ -212,7 +187,7 @@ def run_job(job: dict) -> None:
     q, k, v = inputs(job["shape"], job["dtype"])
     tol = 2e-2 if job["dtype"] == "bf16" else 1e-2
     for name, make in job_items(job):
-        emit("BEGIN", {"item": name})
+        report("begin", name)
         row = {"item": name, "ms": None, "error": None, "rel_err": None}
         try:
             out, fn = make()
@@ -228,97 +203,11 @@ def run_job(job: dict) -> None:
             row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"
             try:
                 torch.cuda.synchronize()
-            except Exception:
-                emit("ROW", row)
-                emit("FATAL", {"item": name})
-                sys.exit(3)
-        emit("ROW", row)
-
-
-def worker_main() -> int:
-    for line in sys.stdin:
-        job = json.loads(line)
-        if job["op"] == "exit":
-            return 0
-        try:
-            run_job(job)
-        except Exception as e:  # job-level failure (inputs, import): report and go on
-            emit("ROW", {"item": "-", "ms": None, "error": f"{type(e).__name__}: {e}"[:300]})
-        emit("DONE", {})
-    return 0
-
-
-# ------------------------------------------------------------------------------------------------
-# parent: workers with timeouts
-# ------------------------------------------------------------------------------------------------
-
-
-class Child:
-    """A worker process; ``run(job, items)`` yields rows, kills the worker on a hang (``timeout_s`` without
-    output) or sees it crash, and then reports the running item as failed and goes on in a fresh worker."""
-
-    def __init__(self, timeout_s: float) -> None:
-        self.timeout_s, self.p, self.q = timeout_s, None, None
-
-    def _start(self) -> None:
-        self.p = subprocess.Popen([sys.executable, str(Path(__file__).resolve())], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True, bufsize=1, cwd=ROOT)
-        self.q = queue.Queue()
-        threading.Thread(target=lambda p=self.p, q=self.q: [q.put(ln) for ln in p.stdout] + [q.put(None)],
-                         daemon=True).start()
-
-    def kill(self) -> None:
-        if self.p is not None:
-            self.p.kill()
-            self.p.wait()
-        self.p = None
-
-    def run(self, job: dict) -> list[dict]:
-        items, rows = list(job.get("items", [])), []
-        while True:
-            if self.p is None or self.p.poll() is not None:
-                self._start()
-            self.p.stdin.write(json.dumps(dict(job, items=items)) + "\n")
-            self.p.stdin.flush()
-            current, before = None, len(rows)
-            while True:
-                try:
-                    line = self.q.get(timeout=self.timeout_s)
-                except queue.Empty:
-                    line, why = None, f"timeout: no progress in {self.timeout_s:.0f} s (hang?)"
-                else:
-                    why = "worker died (crash or broken CUDA context)"
-                if line is None:
-                    self.kill()
-                    if current is not None and current not in {r["item"] for r in rows}:
-                        rows.append({"item": current, "ms": None, "error": why})
-                    break
-                tag, _, body = line.partition(" ")
-                if tag == "BEGIN":
-                    current = json.loads(body)["item"]
-                elif tag == "ROW":
-                    rows.append(json.loads(body))
-                elif tag == "DONE":
-                    return rows
-            finished = {r["item"] for r in rows}
-            items = [it for it in items if item_name(job["op"], it) not in finished]
-            if len(rows) == before:  # died before any item: give up on this job
-                return rows + [{"item": item_name(job["op"], it), "ms": None, "error": why} for it in items]
-            if not items or job["op"] == "warm":
-                return rows
-
-    def close(self) -> None:
-        if self.p is not None and self.p.poll() is None:
-            self.p.stdin.write('{"op": "exit"}\n')
-            self.p.stdin.flush()
-            self.p.wait(timeout=30)
+            except Exception as lost:
+                report("row", row)
+                raise lost from e
+        report("row", row)
 
 
 def item_name(op: str, item) -> str:
     return f"{item[0]}:{cname(item[1])}" if op == "ours" else item
-
-
-# ------------------------------------------------------------------------------------------------
-
-if __name__ == "__main__":
-    sys.exit(worker_main())
