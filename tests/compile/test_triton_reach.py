@@ -2,10 +2,13 @@
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
+import pytest
 import torch
 import triton
 import triton.language as tl
+import triton.profiler.language as pl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import make_backend
 
@@ -126,3 +129,114 @@ def test_jit_compile_after_workbench_compile_is_a_cache_hit(tmp_path, monkeypatc
     with active_driver(_JitDriver()):
         _scale.warmup(x, torch.empty_like(x), x.numel(), 2.0, BLOCK=512, grid=(6,))
     assert seen == [False, True]
+
+
+def _mlir_context():
+    from triton._C.libtriton import ir
+
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    make_backend(GPUTarget("cuda", 90, 32)).load_dialects(ctx)
+    return ctx
+
+
+def test_parse_in_context_gives_a_module_of_that_context():
+    from workbench.compile.triton_reach import parse_in_context
+
+    ctx = _mlir_context()
+    mod = parse_in_context("module {\n  tt.func public @k(%arg0: i32) {\n    tt.return\n  }\n}\n", ctx)
+    assert mod.context is ctx
+    assert "tt.func public @k(%arg0: i32" in str(mod)
+    with pytest.raises(RuntimeError):
+        parse_in_context("module { not.mlir }", ctx)
+
+
+@triton.jit
+def _recorded(x_ptr, n, BLOCK: tl.constexpr):
+    pl.enter_scope("store")
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+    pl.exit_scope("store")
+
+
+def _compile_recorded(instrumentation_mode: str = "") -> Any:
+    from triton.compiler import ASTSource
+
+    from workbench.compile.binding import bind
+
+    target = GPUTarget("cuda", 90, 32)
+    bound = bind(_recorded, make_backend(target), (torch.empty(64), 64),
+                 {"BLOCK": 64, "instrumentation_mode": instrumentation_mode})
+    src = ASTSource(_recorded, bound.signature, bound.constexprs, bound.attrs)
+    return triton.compile(src, target=target, options=bound.options.__dict__)
+
+
+def test_proton_instrumentation_is_protons_hook_without_a_session(monkeypatch, tmp_path):
+    """Proton 3.8's InstrumentationHook activated with a stand-in device: its passes lower proton.record into
+    clock reads stored to a global buffer; afterwards the compiler, Proton's flag and the mode knob are as before."""
+    from triton.backends import backends
+    from triton.profiler import mode as pm
+    from triton.profiler.flags import flags
+
+    from workbench.compile.triton_reach import proton_instrumentation
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    pl.enable_semantic("triton")  # Proton records only Gluon kernels' scopes unless told
+    try:
+        before = (backends["nvidia"].compiler.instrumentation, flags.instrumentation_on,
+                  triton.knobs.compilation.instrumentation_mode)
+        with proton_instrumentation(pm.Default(buffer_type="global"), max_shared_mem=232448) as mode:
+            assert mode == triton.knobs.compilation.instrumentation_mode and "buffer_type=BUFFER_TYPE.GLOBAL" in mode
+            assert set(backends["nvidia"].compiler.instrumentation.manager) == {"ttgpuir_to_llvmir", "llvmir_to_llvm"}
+            instrumented = _compile_recorded(mode)
+        after = (backends["nvidia"].compiler.instrumentation, flags.instrumentation_on,
+                 triton.knobs.compilation.instrumentation_mode)
+        plain = _compile_recorded()
+    finally:
+        pl.disable_semantic("triton")
+    assert after == before
+    assert 'proton.record start "store"' in instrumented.asm["ttgir"]
+    assert "globaltimer" in instrumented.asm["ptx"] or "%clock" in instrumented.asm["ptx"]
+    assert "proton" not in plain.asm["ttgir"] and "%clock" not in plain.asm["ptx"]
+
+
+def test_profile_allocator_is_the_one_instrumented_launches_call():
+    from triton.runtime import _allocation
+
+    from workbench.compile.triton_reach import profile_allocator
+
+    def alloc(size, alignment, stream):
+        return None
+
+    with profile_allocator(alloc):
+        assert _allocation.has_profile_allocator() and _allocation._profile_allocator.get() is alloc
+    assert not _allocation.has_profile_allocator()
+
+
+def test_gluon_source_class_is_what_gluon_kernels_compile_from():
+    from triton.compiler import ASTSource
+
+    from workbench.compile.triton_reach import gluon_source_class
+
+    cls = gluon_source_class()
+    assert issubclass(cls, ASTSource) and cls.__name__ == "GluonASTSource"
+
+
+def test_storage_id_is_one_per_storage():
+    from workbench.compile.triton_reach import storage_id
+
+    x = torch.empty(16)
+    assert storage_id(x.untyped_storage()) == storage_id(x[4:].untyped_storage()) == storage_id(x.view(4, 4)
+                                                                                                  .untyped_storage())
+    assert storage_id(x.untyped_storage()) != storage_id(torch.empty(16).untyped_storage())
+
+
+def test_scaled_mm_is_an_fp8_product_with_per_tensor_scales():
+    from workbench.compile.triton_reach import scaled_mm
+
+    a = torch.randn(32, 64).to(torch.float8_e4m3fn)
+    b = torch.randn(16, 64).to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants it
+    two, half = torch.tensor(2.0), torch.tensor(0.5)
+    out = scaled_mm(a, b, scale_a=two, scale_b=half, out_dtype=torch.bfloat16, use_fast_accum=True)
+    assert out.dtype == torch.bfloat16 and out.shape == (32, 16)
+    torch.testing.assert_close(out.float(), a.float() @ b.float(), atol=0.5, rtol=0.02)

@@ -31,7 +31,7 @@ from workbench.compile.targets import parse_target, target_name
 from workbench.compile.tasks import tasks_of
 from workbench.compile.tools import disassemble, parse_ptxas_log, resource_usage
 from workbench.compile.tools import ptxas_log as ptxas_log_of
-from workbench.compile.triton_reach import jit_file_line
+from workbench.compile.triton_reach import gluon_source_class, jit_file_line
 from workbench.compile.tuners import unwrap
 from workbench.errors import ArgumentError, WorkbenchError
 from workbench.ir.artifact import Artifact, Layouts, Metadata, SourceInfo, ValueLayout
@@ -143,8 +143,7 @@ def _triton_compile(fn, bound: Bound, gpu_target, source: SourceInfo):
     from triton.compiler.errors import CompilationError
 
     if fn.is_gluon():
-        from triton.experimental.gluon._runtime import GluonASTSource as Source
-
+        Source = gluon_source_class()
         repair_gluon()
     else:
         Source = ASTSource

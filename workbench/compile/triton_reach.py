@@ -1,4 +1,4 @@
-"""Every place the workbench reaches inside Triton rather than through a public hook, in one module.
+"""Every place the workbench reaches inside Triton (and torch) rather than through a public hook, in one module.
 
 Triton 3.8 gives no public API for these; each is pinned by ``tests/compile/test_triton_reach.py``
 against the installed (exactly pinned) Triton, so an upgrade fails one test here instead of
@@ -16,6 +16,13 @@ misbehaving elsewhere.
   another process can build the same kernel again (``workbench.compile.portable``).
 - ``autotuner_key``: the key under which ``Autotuner.run`` caches its choice for a launch's arguments, so a
   winner found elsewhere can be fixed on the autotuner (``workbench.search.autotune``).
+- ``proton_instrumentation``: Proton's ``InstrumentationHook`` activated without a session (the timeline's
+  compile-only and timed instrumented builds), with a stand-in driver for its device questions when no GPU
+  answers them, and ``profile_allocator`` (``triton.runtime._allocation``) for the buffer such a build writes.
+- ``parse_in_context``: TTGIR text parsed into a stage's own MLIR context (the timeline's scope insertion).
+- ``gluon_source_class``: Gluon's ``GluonASTSource`` (``triton.experimental.gluon._runtime``).
+- torch: ``storage_id`` (a storage's ``_cdata``, for the isolated worker's protocol) and ``scaled_mm``
+  (``torch._scaled_mm``, the fp8 GEMM of the measured ceilings).
 """
 
 from __future__ import annotations
@@ -121,3 +128,107 @@ def autotuner_key(tuner: Any, args: tuple, kwargs: dict[str, Any]) -> tuple:
     key = [named[k] for k in tuner.keys if k in named]
     key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
     return tuple(key)
+
+
+# ---------------------------------------------------------------------- the timeline's reaches (Proton, MLIR)
+def parse_in_context(text: str, context: Any) -> Any:
+    """TTGIR ``text`` parsed as a module of an MLIR ``context`` that exists (a stage's own, inside Triton's stages
+    hook: the module goes on to the next stage there)."""
+    import os
+    import tempfile
+
+    from triton._C.libtriton import ir
+
+    fd, path = tempfile.mkstemp(suffix=".ttgir", prefix="tlx-workbench-")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        module = ir.parse_mlir_module(path, context)
+    finally:
+        os.unlink(path)
+    module.context = context
+    return module
+
+
+class _ProtonDevice:
+    """What Proton's ``InstrumentationHook.activate``/``deactivate`` ask the active driver: the backend, the
+    current device and its shared memory (the size Proton's shared buffer is planned against)."""
+
+    def __init__(self, max_shared_mem: int, arch: int = 90) -> None:
+        self.arch, self.max_shared_mem = arch, max_shared_mem
+        self.utils = self
+
+    def get_current_target(self) -> Any:
+        from triton.backends.compiler import GPUTarget
+
+        return GPUTarget("cuda", self.arch, 32)
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_device_properties(self, device: int) -> dict[str, Any]:
+        return {"max_shared_mem": self.max_shared_mem}
+
+
+@contextlib.contextmanager
+def proton_instrumentation(mode: Any, max_shared_mem: int | None = None) -> Iterator[str]:
+    """Proton's instrumentation passes on for the compiles inside (``mode``: a ``triton.profiler.mode`` object),
+    by Proton's own ``InstrumentationHook`` activated without a session: nothing is recorded, the kernels built
+    are those a Proton session builds. Yields the ``instrumentation_mode`` string (in the compile options, so an
+    instrumented build has its own cache key). ``max_shared_mem``: a number compiles with no GPU (a stand-in
+    driver answers the hook's device questions); None asks the GPU. Afterwards everything the hook set is as
+    before."""
+    import triton
+    from triton.backends import backends
+    from triton.profiler.flags import flags
+    from triton.profiler.hooks import InstrumentationHook
+
+    hook = InstrumentationHook(mode)
+    compiler = backends["nvidia"].compiler
+    saved = (compiler.instrumentation, flags.instrumentation_on, triton.knobs.compilation.instrumentation_mode)
+
+    def device() -> contextlib.AbstractContextManager:
+        return contextlib.nullcontext() if max_shared_mem is None else active_driver(_ProtonDevice(max_shared_mem))
+
+    try:
+        with device():
+            hook.activate()
+        yield str(hook.mode)
+    finally:
+        with device():
+            hook.deactivate()
+        compiler.instrumentation, flags.instrumentation_on, triton.knobs.compilation.instrumentation_mode = saved
+
+
+@contextlib.contextmanager
+def profile_allocator(allocator: Any) -> Iterator[None]:
+    """``allocator(size, alignment, stream)`` gives instrumented kernels their profile buffer inside the block
+    (Proton's session sets its own), none after it."""
+    from triton.runtime._allocation import set_profile_allocator
+
+    set_profile_allocator(allocator)
+    try:
+        yield
+    finally:
+        set_profile_allocator(None)
+
+
+# ---------------------------------------------------------------------- Gluon's source, torch's internals
+def gluon_source_class() -> type:
+    """The ``ASTSource`` that ``triton.compile`` takes for a ``@gluon.jit`` kernel (Gluon's JIT builds it)."""
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    return GluonASTSource
+
+
+def storage_id(storage: Any) -> int:
+    """Identity of a torch storage's C++ object: the same for every tensor viewing it, while it lives."""
+    return storage._cdata
+
+
+def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, out_dtype: Any, use_fast_accum: bool = False) -> Any:
+    """torch's fp8 GEMM with per-tensor scales (cuBLASLt on a GPU): ``torch._scaled_mm``."""
+    import torch
+
+    return torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype,
+                            use_fast_accum=use_fast_accum)

@@ -6,11 +6,13 @@ never raises for a missing GPU or an optional layer: it says what was skipped an
 
 from __future__ import annotations
 
-import importlib
 import re
 from typing import Any
 
+from workbench.check import check_artifact
 from workbench.errors import WorkbenchError
+from workbench.measure import bench_section, report_items
+from workbench.measure.timeline import timeline_section
 from workbench.report.report import _now
 from workbench.run.capture import Capture, Captured, describe_arguments
 from workbench.run.verify import CheckSpec, evaluate, skipped
@@ -63,13 +65,8 @@ def findings(entry: Captured) -> list[dict[str, Any]]:
     """The static orchestration checks' findings on the compiled kernel (``workbench.check``), then the
     ``--sanitize`` run's findings on the same lines."""
     sanitizer = list(getattr(entry, "sanitizer_findings", []))
-    try:
-        check = importlib.import_module("workbench.check")
-        run = check.check_artifact
-    except (ImportError, AttributeError):
-        return sanitizer
     scalars = {k: v for k, v in entry.bound.items() if k not in ("artifact", "kernel", "grid")}
-    return [f.to_dict() for f in run(entry.artifact, entry.kernel, grid=entry.grid, **scalars)] + sanitizer
+    return [f.to_dict() for f in check_artifact(entry.artifact, entry.kernel, grid=entry.grid, **scalars)] + sanitizer
 
 
 def _base(kind: str, by: str, device: Any) -> dict[str, Any]:
@@ -81,7 +78,6 @@ def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> list[d
     The Report's payloads from ``workbench.measure.report_items``: a ``bench`` item (the timing, or why
     there is none) and, with FLOP/byte counts, a ``roofline`` item (static when not timed)."""
     base = _base("bench", "workbench.measure", device)
-    prof = importlib.import_module("workbench.measure")
 
     def nothing() -> None:
         raise WorkbenchError("nothing to time: the kernel did not run on a GPU")
@@ -96,11 +92,11 @@ def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> list[d
     try:
         kw = {opt: float(eval(unquote(getattr(args, opt)), ns))  # noqa: S307
               for opt in ("flops", "bytes") if getattr(args, opt)}
-        section = prof.bench_section(entry.relaunch or nothing, reference=ref, kernel=entry.kernel,
-                                     grid=entry.grid or (1, 1, 1), args=entry.bound, name=entry.name, **kw)
+        section = bench_section(entry.relaunch or nothing, reference=ref, kernel=entry.kernel,
+                                grid=entry.grid or (1, 1, 1), args=entry.bound, name=entry.name, **kw)
     except Exception as ex:
         return [{**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}]
-    items = prof.report_items(section)
+    items = report_items(section)
     if items[0]["status"] == "skipped" and not items[0]["reason"]:
         why = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
         items[0]["reason"] = why
@@ -115,9 +111,8 @@ def timeline(entry: Captured, device: Any, level: str = "fine") -> dict[str, Any
         why = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
         return {**base, "status": "skipped", "reason": why}
     try:
-        tl_mod = importlib.import_module("workbench.measure.timeline")
-        section = tl_mod.timeline_section(entry.relaunch, kernel=entry.kernel, grid=entry.grid, args=entry.bound,
-                                          artifact=entry.artifact, level=level)
+        section = timeline_section(entry.relaunch, kernel=entry.kernel, grid=entry.grid, args=entry.bound,
+                                   artifact=entry.artifact, level=level)
     except Exception as ex:
         return {**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
     return {**base, "status": "ok", "reason": None, **(section if isinstance(section, dict) else {"data": section})}

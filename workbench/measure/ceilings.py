@@ -7,6 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from workbench.compile.triton_reach import scaled_mm
 from workbench.errors import WorkbenchError
 from workbench.measure._env import (
     cache_dir,
@@ -274,9 +275,7 @@ def measure_ceilings(size: int = 8192, copy_bytes: int = 1 << 30, rep_ms: float 
         one = torch.ones((), device="cuda", dtype=torch.float32)
 
         def mm8():
-            return torch._scaled_mm(
-                a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True
-            )
+            return scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True)
 
         r = bench(mm8, rep_ms=rep_ms, flush_l2=False, flops=flops, name="scaled_mm fp8")
         rates["fp8"] = r.tflops

@@ -3,14 +3,39 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.measure.ceilings import DTYPES
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from workbench.measure.roofline import Roofline
+
+class Roofline(Protocol):
+    """What the roofline chart reads. ``workbench.measure.roofline.Roofline`` is one; that module draws with this
+    one (``Roofline.figure``), so this one names only what it reads and imports nothing of it."""
+
+    name: str
+    dtype: str
+    counts: Any  # ``is_estimate``
+    roofs: Any  # ``peak_tflops(dtype)``: the datasheet's roofs where known
+    references: list[Any]  # ``Point``s: name, kind, intensity, tflops, tbs
+
+    @property
+    def point(self) -> Any: ...
+    @property
+    def peak_tflops(self) -> float: ...
+    @property
+    def bandwidth_tbs(self) -> float: ...
+    @property
+    def ridge(self) -> float: ...
+    @property
+    def bound(self) -> str: ...
+    @property
+    def measured_peak_tflops(self) -> float | None: ...
+    @property
+    def measured_bandwidth_tbs(self) -> float | None: ...
+    def label(self) -> str: ...
 
 _MIN_INTENSITY = 1e-2  # where a zero-FLOP kernel (a copy) is drawn on the log axis
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from workbench.measure._env import gpu_available, json_num
 from workbench.measure.ceilings import DTYPES, Ceilings, ceilings, normalize_dtype
+from workbench.measure.charts import roofline_figure
 from workbench.measure.counts import Counts, resolve_counts
 from workbench.measure.timing import BenchResult
 
@@ -239,8 +240,6 @@ class Roofline:
 
     def figure(self, other_dtypes: bool = True):
         """A plotly log-log roofline chart: both roofs, the ridge, the kernel and reference points."""
-        from workbench.measure.charts import roofline_figure
-
         return roofline_figure(self, other_dtypes=other_dtypes)
 
     def _repr_html_(self) -> str:  # notebooks: the summary, charts are opt-in via .figure()

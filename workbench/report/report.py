@@ -12,13 +12,14 @@ import datetime as _dt
 import functools
 import json
 import linecache
-import math
 import platform
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.compile.kernel_kinds import kernel_kind
+from workbench.ir.json_values import jsonable
 from workbench.report.highlight import language_of_stage
 from workbench.report.packing import pack_stage_diff, pack_stages, unpack_stage, unpack_stage_diff
 
@@ -54,32 +55,6 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def jsonable(value: Any) -> Any:
-    """Make ``value`` JSON-safe: NaN/inf -> None, tuples -> lists, unknown objects -> repr."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "to_dict"):
-        try:
-            return jsonable(value.to_dict())
-        except Exception:
-            pass
-    try:  # numpy / torch scalars
-        item = value.item()
-        if isinstance(item, (int, float, bool)):
-            return jsonable(item)
-    except Exception:
-        pass
-    return repr(value)
-
-
 def versions() -> dict[str, Any]:
     import triton
 
@@ -97,32 +72,6 @@ def versions() -> dict[str, Any]:
         "torch": torch_version,
         "python": platform.python_version(),
     }
-
-
-def kernel_kind(kernel: Any) -> str:
-    """'triton', 'gluon', 'tlx' or 'other' for a kernel object (a TLX kernel is a ``@triton.jit``
-    function whose source uses the TLX module)."""
-    from workbench.compile.tuners import base_jit
-
-    base = base_jit(kernel)
-    if not hasattr(base, "is_gluon"):
-        return "other"
-    if base.is_gluon():
-        return "gluon"
-    return "tlx" if uses_tlx(base) else "triton"
-
-
-def uses_tlx(fn: Any) -> bool:
-    """Whether a ``JITFunction``'s source names the TLX module (under any alias)."""
-    import re
-
-    try:
-        import triton.language.extra.tlx as tlx_module
-    except ImportError:  # pragma: no cover - triton-utlx is a dependency
-        return False
-    names = {k for k, v in getattr(fn, "__globals__", {}).items() if v is tlx_module}
-    src = getattr(fn, "src", "")
-    return any(re.search(rf"\b{re.escape(n)}\.", src) for n in names)
 
 
 def _code_filename(kernel: Any) -> str | None:

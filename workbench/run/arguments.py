@@ -8,7 +8,7 @@ import inspect
 from typing import Any
 
 from workbench.compile.tuners import arg_names, base_jit
-from workbench.report.report import jsonable
+from workbench.ir.json_values import jsonable
 
 __all__ = ["bind_arguments", "describe_arguments"]
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.compile import progress
+from workbench.compile.kernel_kinds import kernel_kind
 from workbench.compile.tuners import arg_names
-from workbench.report.report import kernel_kind
 from workbench.run import interpreter_isolated, launch_patches
 from workbench.run.arguments import _constexpr_names, _spec, bind_arguments, describe_arguments
 from workbench.run.device import Device
@@ -326,7 +326,8 @@ class Capture:
 
     def _remember_interpreted(self, entry: Captured, kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any,
                               bound: dict[str, Any]) -> None:
-        from workbench.run.launching import MAX_REPLAYS, Replay, tensors_in
+        from workbench.run.launching import MAX_REPLAYS, Replay
+        from workbench.run.protocol import tensors_in
 
         def again() -> None:
             self._interpret(entry, kernel, args, kwargs, grid)

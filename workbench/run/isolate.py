@@ -16,12 +16,12 @@ without a CUDA context, runs Triton's CPU interpreter (``interpreter_isolated``)
 from __future__ import annotations
 
 import atexit
-import importlib
 from typing import Any
 
+from workbench.check import check_artifact
 from workbench.compile import progress
 from workbench.errors import WorkbenchError
-from workbench.run.protocol import Encoder, UnsendableArgument, kernel_ref
+from workbench.run.protocol import Encoder, UnsendableArgument, kernel_ref, tensors_in
 from workbench.run.watchdog import Outcome, Worker, WorkerError
 
 __all__ = ["KernelFaultError", "KernelHangError", "default_timeout", "failure_error", "finding_lines", "launch",
@@ -96,8 +96,6 @@ def completed(key: str) -> bool:
 
 def _device_index(values: list[Any]) -> int | None:
     """The GPU the launch's tensors live on (the worker launches there), else the current one."""
-    from workbench.run.launching import tensors_in
-
     for v in values:
         for t in tensors_in(v):
             if t.device.type == "cuda":
@@ -157,16 +155,9 @@ _WAIT_WORDS = ("wait", "barrier", "phase", "arrive", "expect", "deadlock")
 
 
 def static_findings(artifact: Any, kernel: Any) -> list[dict[str, Any]]:
-    """``workbench.check``'s findings on the artifact, when that layer exists (else none)."""
-    try:
-        check = importlib.import_module("workbench.check")
-        run = check.check_artifact
-    except (ImportError, AttributeError):
-        return []
-    try:
-        return [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in run(artifact, kernel=kernel)]
-    except Exception:
-        return []
+    """``workbench.check``'s findings on the artifact, to name on a launch that hung or failed (a failure of the
+    checks themselves is one ``checks-failed`` info finding: ``check_artifact`` does not raise)."""
+    return [f.to_dict() for f in check_artifact(artifact, kernel=kernel)]
 
 
 def finding_lines(findings: list[dict[str, Any]], words: tuple[str, ...] = ()) -> list[str]:

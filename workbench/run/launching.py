@@ -17,16 +17,15 @@ made is kept as a ``Replay`` (``--check`` runs them again with fresh inputs).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.compile.tuners import base_jit
 from workbench.run import isolate
-from workbench.run.protocol import UnsendableArgument
+from workbench.run.protocol import UnsendableArgument, tensors_in
 
-__all__ = ["MAX_REPLAYS", "Replay", "launch_grid", "on_gpu", "tensors_in"]
+__all__ = ["MAX_REPLAYS", "Replay", "launch_grid", "on_gpu"]
 
 MAX_REPLAYS = 64
 
@@ -38,16 +37,6 @@ class Replay:
     name: str
     again: Callable[[], None]
     tensors: list[Any] = field(default_factory=list)
-
-
-def tensors_in(value: Any) -> list[Any]:
-    if hasattr(value, "untyped_storage") and hasattr(value, "dtype"):
-        return [value]
-    if isinstance(value, tuple | list):
-        return [t for v in value for t in tensors_in(v)]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [t for f in dataclasses.fields(value) for t in tensors_in(getattr(value, f.name, None))]
-    return []
 
 
 def launch_values(kernel: Any, bound: dict[str, Any]) -> tuple[list[str], list[bool], list[Any]]:

@@ -31,7 +31,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Decoder", "Encoder", "KernelRef", "UnsendableArgument", "kernel_ref"]
+from workbench.compile.triton_reach import storage_id
+
+__all__ = ["Decoder", "Encoder", "KernelRef", "UnsendableArgument", "kernel_ref", "tensors_in"]
 
 _TOKENS = itertools.count(1)
 
@@ -63,6 +65,17 @@ def kernel_ref(compiled: Any, arg_names: list[str]) -> KernelRef:
 
 def _is_tensor(v: Any) -> bool:
     return hasattr(v, "untyped_storage") and hasattr(v, "dtype") and hasattr(v, "stride")
+
+
+def tensors_in(value: Any) -> list[Any]:
+    """The tensors a launch argument holds: itself, or those in its tuple, list or dataclass (descriptor bases)."""
+    if _is_tensor(value):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [t for v in value for t in tensors_in(v)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [t for f in dataclasses.fields(value) for t in tensors_in(getattr(value, f.name, None))]
+    return []
 
 
 def _storage_bytes(storage: Any) -> bytes:
@@ -133,7 +146,7 @@ class Encoder:
             return self._copied[where]
         from torch.multiprocessing.reductions import StorageWeakRef
 
-        cdata = storage._cdata
+        cdata = storage_id(storage)
         known = self._sent.get(cdata)
         if known is not None:
             token, ref, ptr, nbytes = known

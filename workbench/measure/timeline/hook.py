@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.compile.triton_reach import parse_in_context
 from workbench.measure.timeline.scopes import Plan, instrument
 
 HOOK_VERSION = "workbench.measure.timeline scopes v1"
@@ -66,21 +65,11 @@ class ScopeRecorder:
 
     def rewrite(self, mod: Any) -> Any:
         """The ``ttgir`` stage's module with scopes inserted (parsed back in the same MLIR context)."""
-        from triton._C.libtriton import ir
-
         text = str(mod)
         plan = instrument(text, self.level, self.task_names)
         m = _KERNEL.search(text)
         self.plans[m.group(1) if m else "?"] = plan
-        fd, path = tempfile.mkstemp(suffix=".ttgir", prefix="tlx-timeline-")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(plan.text)
-            new = ir.parse_mlir_module(path, mod.context)
-        finally:
-            os.unlink(path)
-        new.context = mod.context
-        return new
+        return parse_in_context(plan.text, mod.context)
 
 
 def _combined_key(prev: Any, rec: ScopeRecorder) -> tuple[str, str]:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.compile.triton_reach import proton_instrumentation
+
 #: what Proton 3.8 gives each recorded warp of a global buffer by default (seen: scratch 16 KiB x warps + 128)
 DEFAULT_SEGMENT_BYTES = 16384
 #: Hopper's shared memory per CTA (what Proton's shared-buffer sizing is given on a CPU compile).
@@ -86,57 +88,17 @@ class ModeSpec:
 
 
 @contextlib.contextmanager
-def instrumentation(spec: ModeSpec | None = None, max_shared_mem: int = SM90_MAX_SHARED) -> Iterator[str]:
-    """Turn Proton's instrumentation passes on for compiles inside, without a GPU (CUDA backend).
+def instrumentation(spec: ModeSpec | None = None,
+                    max_shared_mem: int | None = SM90_MAX_SHARED) -> Iterator[str]:
+    """Turn Proton's instrumentation passes on for compiles inside (CUDA backend).
 
     Yields the ``instrumentation_mode`` string; pass it to ``triton.compile`` options (or the
     kernel's ``compile_for`` keyword ``instrumentation_mode=``) so the cache key differs.
-    What Proton 3.8's ``InstrumentationHook.activate`` does, minus its device queries and allocator.
+    Proton's own ``InstrumentationHook``, activated without a session; ``max_shared_mem``: what Proton plans a
+    shared buffer against (a number: no GPU needed; None: the current GPU's).
     """
-    import triton
-    from triton._C.libtriton import passes as triton_passes
-    from triton._C.libtriton import proton as triton_proton
-    from triton.backends import backends
-    from triton.profiler import mode as pm
-    from triton.profiler.flags import flags
-    from triton.profiler.hooks.instrumentation import Instrumentation, InstrumentationHook
-
-    spec = spec or ModeSpec()
-    m = spec.mode()
-
-    def to_llvmir(pm_: Any) -> None:
-        long_clk = pm.Optimize.CLOCK32 not in m.optimizations
-        triton_proton.add_convert_proton_to_protongpu(
-            pm_,
-            m.metric_type,
-            m.sampling_strategy,
-            m.sampling_options,
-            m.granularity,
-            m.buffer_strategy,
-            m.buffer_type,
-            m.buffer_size,
-            max_shared_mem,
-            InstrumentationHook.profile_buffer_size,
-            InstrumentationHook.profile_buffer_alignment,
-            long_clk,
-        )
-        triton_passes.common.add_cse(pm_)
-        if pm.Optimize.SCHED_STORES in m.optimizations:
-            triton_proton.add_schedule_buffer_store(pm_)
-        triton_proton.add_allocate_proton_shared_memory(pm_)
-
-    def to_llvm(pm_: Any) -> None:
-        triton_proton.add_convert_proton_nvidia_gpu_to_llvm(pm_)
-
-    compiler = backends["nvidia"].compiler
-    saved = (compiler.instrumentation, flags.instrumentation_on, triton.knobs.compilation.instrumentation_mode)
-    compiler.instrumentation = Instrumentation({"ttgpuir_to_llvmir": to_llvmir, "llvmir_to_llvm": to_llvm})
-    flags.instrumentation_on = True
-    triton.knobs.compilation.instrumentation_mode = str(m)
-    try:
-        yield str(m)
-    finally:
-        compiler.instrumentation, flags.instrumentation_on, triton.knobs.compilation.instrumentation_mode = saved
+    with proton_instrumentation((spec or ModeSpec()).mode(), max_shared_mem) as mode:
+        yield mode
 
 
 def compile_instrumented(kernel: Any, *args: Any, target: str = "sm_90", level: str = "fine",

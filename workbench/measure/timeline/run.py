@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from workbench.compile.triton_reach import profile_allocator
 from workbench.measure.timeline.clock import ClockSampler
 from workbench.measure.timeline.clock import measure as measure_clock
 from workbench.measure.timeline.hook import ScopeRecorder, scoped
@@ -46,17 +47,8 @@ class _ProfileBuffers:
 def instrumented_binary(spec: ModeSpec, level: str = "fine") -> Iterator[ScopeRecorder]:
     """Launches inside run the instrumented build (same cache key as in the Proton session), writing
     into a scratch buffer nobody parses."""
-    import triton
-    from triton.runtime._allocation import NullAllocator, set_profile_allocator
-
-    dev = triton.runtime.driver.active.get_current_device()
-    smem = triton.runtime.driver.active.utils.get_device_properties(dev)["max_shared_mem"]
-    with instrumentation(spec, max_shared_mem=smem), scoped(level) as rec:
-        set_profile_allocator(_ProfileBuffers())
-        try:
-            yield rec
-        finally:
-            set_profile_allocator(NullAllocator())
+    with instrumentation(spec, max_shared_mem=None), scoped(level) as rec, profile_allocator(_ProfileBuffers()):
+        yield rec
 
 
 def role_warps(ttgir: str | None, num_warps: int | None = None) -> tuple[int, ...] | None:

@@ -1,0 +1,127 @@
+"""The import rule of DESIGN.md's layers, kept true: imports only go down, no module is part of an import cycle,
+and no layer looks another up by name.
+
+- the layers contract in pyproject.toml (import-linter, what ``make lint`` runs) holds, and names every
+  subpackage of ``workbench`` (a new one outside it would be outside the rule);
+- grimp (import-linter's graph) of ``workbench`` and ``tlx_kernels`` has no cycle between modules: every
+  ``import`` counts, those inside functions and under ``TYPE_CHECKING`` too;
+- no module of ``workbench`` imports one of its own by a string (``importlib.import_module("workbench...")``).
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("workbench", "tlx_kernels")
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph(*PACKAGES, cache_dir=None)
+
+
+def _contract() -> dict:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (layers,) = [c for c in config["contracts"] if c["type"] == "layers"]
+    return layers
+
+
+def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Every set of modules that import each other around (strongly connected components of two or more,
+    and a module that imports itself), each sorted, biggest first."""
+    edges = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in sorted(graph.modules)}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, iter(edges[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, todo = work[-1]
+            nxt = next(todo, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(edges[nxt])))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                members = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    members.append(m)
+                    if m == node:
+                        break
+                if len(members) > 1 or node in edges[node]:
+                    found.append(sorted(members))
+    return sorted(found, key=lambda c: (-len(c), c))
+
+
+def _describe(graph: grimp.ImportGraph, cycle: list[str]) -> str:
+    lines = [" <-> ".join(cycle)]
+    for a in cycle:
+        for b in sorted(graph.find_modules_directly_imported_by(a)):
+            if b in cycle:
+                at = ", ".join(str(d["line_number"]) for d in graph.get_import_details(importer=a, imported=b))
+                lines.append(f"    {a} imports {b} (line {at})")
+    return "\n".join(lines)
+
+
+def test_no_module_is_part_of_an_import_cycle(graph):
+    found = cycles(graph)
+    assert not found, "import cycles (move the shared code down to where both can import it):\n" + "\n".join(
+        _describe(graph, c) for c in found)
+
+
+def test_cycles_finds_a_cycle_of_three_and_a_module_importing_itself():
+    g = grimp.ImportGraph()
+    for m in ("p", "p.a", "p.b", "p.c", "p.d", "p.e"):
+        g.add_module(m)
+    for a, b in (("p.a", "p.b"), ("p.b", "p.c"), ("p.c", "p.a"), ("p.c", "p.d"), ("p.e", "p.e")):
+        g.add_import(importer=a, imported=b)
+    assert cycles(g) == [["p.a", "p.b", "p.c"], ["p.e"]]
+
+
+def test_layers_contract_holds():
+    from importlinter.cli import lint_imports
+
+    code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
+    assert code == 0, "an import goes up DESIGN.md's layers: `lint-imports` says which (output above)"
+
+
+def test_every_subpackage_is_a_layer(graph):
+    layers = _contract()["layers"]
+    subpackages = {m for m in graph.find_children("workbench") if (ROOT / m.replace(".", "/")).is_dir()}
+    assert subpackages == set(layers), "each subpackage of workbench/ is one layer of the contract in pyproject.toml"
+
+
+def test_no_layer_is_imported_by_name():
+    """``importlib.import_module("workbench.check")`` in a try/except hides a broken import as a missing layer;
+    a plain import fails where it breaks (and the graph above sees it)."""
+    found = []
+    for path in sorted((ROOT / "workbench").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in
+                    ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant)
+                    and str(node.args[0].value).startswith("workbench")):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, "\n".join(found)
