@@ -5,7 +5,10 @@ and no layer looks another up by name.
   subpackage of ``workbench`` (a new one outside it would be outside the rule);
 - grimp (import-linter's graph) of ``workbench`` and ``tlx_kernels`` has no cycle between modules: every
   ``import`` counts, those inside functions and under ``TYPE_CHECKING`` too;
-- no module of ``workbench`` imports one of its own by a string (``importlib.import_module("workbench...")``).
+- no module of ``workbench`` imports one of its own by a string (``importlib.import_module("workbench...")``);
+- outside ``compile/triton_reach.py`` and ``compile/plugin_reach.py`` (each reach there pinned by a test in
+  ``tests/compile/``), no module imports a private module of Triton, uTLX or torch (``triton._C``,
+  ``triton.runtime._allocation``, ``gluon._runtime``) or calls ``torch._...``.
 """
 
 from __future__ import annotations
@@ -125,3 +128,42 @@ def test_no_layer_is_imported_by_name():
                     and str(node.args[0].value).startswith("workbench")):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     assert not found, "\n".join(found)
+
+
+REACH_MODULES = {"workbench/compile/triton_reach.py", "workbench/compile/plugin_reach.py"}
+_THIRD_PARTY = ("triton", "torch")
+
+
+def _private_reaches(tree: ast.AST) -> list[tuple[int, str]]:
+    def private(dotted: str) -> bool:
+        parts = dotted.split(".")
+        return parts[0] in _THIRD_PARTY and any(p.startswith("_") and not p.startswith("__") for p in parts[1:])
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            hit = next((n for n in [node.module, *(f"{node.module}.{a.name}" for a in node.names)] if private(n)), None)
+            found += [(node.lineno, hit)] if hit else []
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if private(a.name)]
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in _THIRD_PARTY
+              and private(f"{node.value.id}.{node.attr}")):
+            found.append((node.lineno, f"{node.value.id}.{node.attr}"))
+    return found
+
+
+def test_private_reaches_find_what_they_should():
+    code = ("from triton._C.libtriton import ir\nfrom triton.runtime import _allocation\nimport torch._dynamo\n"
+            "x = torch._scaled_mm(a, b)\nfrom triton.runtime.jit import JITFunction\ny = torch.__version__\n")
+    assert [n for _, n in _private_reaches(ast.parse(code))] == [
+        "triton._C.libtriton", "triton.runtime._allocation", "torch._dynamo", "torch._scaled_mm"]
+
+
+def test_private_reaches_only_in_the_reach_modules():
+    found = []
+    for path in sorted((ROOT / "workbench").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel not in REACH_MODULES:
+            found += [f"{rel}:{line}: {name}" for line, name in _private_reaches(ast.parse(path.read_text(), rel))]
+    assert not found, ("reaches into private internals belong in workbench/compile/triton_reach.py (Triton, torch) "
+                       "or plugin_reach.py (uTLX), each with a pinning test in tests/compile/:\n" + "\n".join(found))
