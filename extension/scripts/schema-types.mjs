@@ -9,8 +9,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const SCHEMA = join(here, '..', '..', 'workbench', 'report', 'schema.json');
 export const OUT = join(here, '..', 'src', 'schema.d.ts');
 
-export async function generate() {
-  const schema = JSON.parse(readFileSync(SCHEMA, 'utf8'));
+export async function generate(schemaPath = SCHEMA) {
+  const schema = JSON.parse(readFileSync(schemaPath, 'utf8'));
   return compile(schema, 'TlxReport', {
     bannerComment:
       '/* Generated from workbench/report/schema.json by scripts/schema-types.mjs: do not edit.\n' +
@@ -24,7 +24,13 @@ export async function generate() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const text = await generate();
+  // --schema PATH: another copy of the schema (e.g. the one about to be committed)
+  const at = process.argv.indexOf('--schema');
+  const text = await generate(at > 0 ? process.argv[at + 1] : SCHEMA);
+  if (process.argv.includes('--stdout')) {
+    process.stdout.write(text);
+    process.exit(0);
+  }
   if (process.argv.includes('--check')) {
     const now = readFileSync(OUT, 'utf8');
     if (now !== text) {

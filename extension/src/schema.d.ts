@@ -44,6 +44,13 @@ export type Stage = {
   line_map_gz?: string;
 };
 /**
+ * One basis per bit of an index, each a coordinate in the layout's shape; the coordinate an index names is the XOR of the bases of its set bits.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "bases".
+ */
+export type Bases = number[][];
+/**
  * This interface was referenced by `TlxReport`'s JSON-Schema
  * via the `definition` "measurement".
  */
@@ -61,9 +68,9 @@ export type Status = 'ok' | 'skipped' | 'error';
  */
 export interface TlxReport {
   /**
-   * 2.1 added the optional search payload.
+   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear).
    */
-  schema_version: '2.0' | '2.1';
+  schema_version: '2.0' | '2.1' | '2.2';
   /**
    * Unique id of this Report (hex).
    */
@@ -245,24 +252,26 @@ export interface Task {
  * via the `definition` "layouts".
  */
 export interface Layouts {
-  declared: {
-    alias: string;
-    kind: string;
-    attr: string;
-    params?: {};
-    shared?: boolean;
-    uses?: LayoutUse[];
-  }[];
-  values: {
-    name: string;
-    line?: number | null;
-    shape?: number[];
-    dtype?: string;
-    layout: string;
-    ttgir?: string;
-    reason?: string;
-    kind?: string;
-  }[];
+  declared: DeclaredLayout[];
+  values: ValueLayout[];
+  /**
+   * Since 2.2: Triton's linear layout of each (alias, value_shape, dtype) that the values carry, the data the viewer draws; older Reports have none.
+   */
+  linear?: LinearLayout[];
+}
+/**
+ * A layout attribute the TTGIR module declares (#alias = #ttg....<...>) and the values that carry it.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "declaredLayout".
+ */
+export interface DeclaredLayout {
+  alias: string;
+  kind: string;
+  attr: string;
+  params?: {};
+  shared?: boolean;
+  uses?: LayoutUse[];
 }
 /**
  * This interface was referenced by `TlxReport`'s JSON-Schema
@@ -275,6 +284,56 @@ export interface LayoutUse {
   type?: string;
   shape?: number[];
   dtype?: string;
+}
+/**
+ * One tensor or buffer of the kernel and the layout it got (layout: Gluon form; ttgir: the declared attribute's text).
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "valueLayout".
+ */
+export interface ValueLayout {
+  name: string;
+  line?: number | null;
+  shape?: number[];
+  dtype?: string;
+  layout: string;
+  ttgir?: string;
+  reason?: string;
+  kind?: string;
+}
+/**
+ * Triton's linear layout (its C++ toLinearLayout at compile time) of one declared layout for one value type. Distributed layouts: register, lane, warp and block bases map a (register, lane, warp, block) index to the element it holds. Shared layouts: offset bases map an element offset within one buffer to the element stored there. reason instead of bases where Triton gives none.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "linearLayout".
+ */
+export interface LinearLayout {
+  /**
+   * The declaredLayout's alias.
+   */
+  alias: string;
+  /**
+   * The shape of the values it is for (layoutUse.shape, valueLayout.shape).
+   */
+  value_shape: number[];
+  dtype: string;
+  /**
+   * The shape the bases cover: value_shape, or one buffer of a ring of shared buffers (its last dims).
+   */
+  shape?: number[];
+  register?: Bases;
+  lane?: Bases;
+  warp?: Bases;
+  block?: Bases;
+  offset?: Bases;
+  /**
+   * Shared layouts: bits of one element (shared-memory banks are 4 bytes).
+   */
+  element_bits?: number;
+  /**
+   * Why there are no bases.
+   */
+  reason?: string;
 }
 /**
  * This interface was referenced by `TlxReport`'s JSON-Schema

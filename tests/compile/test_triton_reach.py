@@ -240,3 +240,39 @@ def test_scaled_mm_is_an_fp8_product_with_per_tensor_scales():
     out = scaled_mm(a, b, scale_a=two, scale_b=half, out_dtype=torch.bfloat16, use_fast_accum=True)
     assert out.dtype == torch.bfloat16 and out.shape == (32, 16)
     torch.testing.assert_close(out.float(), a.float() @ b.float(), atol=0.5, rtol=0.02)
+
+
+_DECLS = """#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], \
+order = [1, 0]}>
+#mma = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>
+#shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
+#smem = #ttg.shared_memory"""
+
+
+def test_linear_layouts_are_tritons_own():
+    """Triton's C++ conversion, read back: a blocked layout's bases follow its parameters, a wgmma accumulator
+    holds 16x8 per warp and register pairs, a 128-byte swizzle XORs 16-byte chunks with the row, and a ring of
+    buffers is laid out one buffer at a time."""
+    from workbench.compile.triton_reach import linear_layouts
+
+    types = [("tensor<16x64xf16, #blocked>", [16, 64]), ("tensor<64x64xf32, #mma>", [64, 64]),
+             ("!ttg.memdesc<3x8x64xf16, #shared, #smem, mutable>", [3, 8, 64]),
+             ("tensor<8xf16, #blocked>", [8])]
+    blocked, mma, shared, wrong_rank = linear_layouts(_DECLS, types, GPUTarget("cuda", 90, 32))
+    assert blocked == {"shape": [16, 64], "register": [[0, 1], [0, 2], [0, 4]],
+                       "lane": [[0, 8], [0, 16], [0, 32], [1, 0], [2, 0]], "warp": [[4, 0], [8, 0]], "block": []}
+    assert mma["register"][:3] == [[0, 1], [8, 0], [0, 8]] and mma["lane"] == [[0, 2], [0, 4], [1, 0], [2, 0],
+                                                                                   [4, 0]]
+    assert mma["warp"] == [[16, 0], [32, 0]]
+    assert shared == {"shape": [8, 64], "offset": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 8],
+                                                   [2, 16], [4, 32]], "block": []}
+    # a rank the layout does not have is refused here: in C++ it is an assertion that ends the process
+    assert "does not fit" in wrong_rank["reason"]
+
+
+def test_linear_layouts_of_a_module_mlir_rejects_say_why():
+    from workbench.compile.triton_reach import linear_layouts
+
+    out = linear_layouts("#blocked = #ttg.blocked<{sizePerThread = [1]}>", [("tensor<8xf16, #blocked>", [8])],
+                         GPUTarget("cuda", 90, 32))
+    assert out[0]["reason"].startswith("Triton could not read the layout")

@@ -1,10 +1,14 @@
-"""Parse the layout attributes a TTGIR module declares and find the values that use them."""
+"""Parse the layout attributes a TTGIR module declares, find the values that use them, and gather their
+linear layouts (the data the viewer draws)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from workbench.analyse.mlir_loc import LocTable, trailing_loc
+from workbench.analyse.orchestration_ir import element_bytes
 from workbench.ir.artifact import DeclaredLayout, Layouts, ValueUse
 
 _DECL = re.compile(r"^(#[A-Za-z_][\w]*)\s*=\s*#(ttg|ttng|ttag|amdgpu)\.(\w+)<(.*)>\s*$")
@@ -127,3 +131,33 @@ def parse_layouts(ttgir: str, user_line_of=None) -> Layouts:
                 )
                 break
     return Layouts(declared=list(declared.values()))
+
+
+# (declarations, [(type text, shape)]) -> one linear layout (or {"reason"}) per type: compile's reach into
+# Triton's C++ (workbench.compile.triton_reach.linear_layouts with the target bound)
+LinearOf = Callable[[str, list[tuple[str, list[int]]]], list[dict[str, Any]]]
+
+
+_ALIAS_LINE = re.compile(r"^#[A-Za-z_][\w]*\s*=\s*#\w+\.")
+
+
+def linear_layouts(ttgir: str, layouts: Layouts, linear_of: LinearOf) -> list[dict[str, Any]]:
+    """Triton's linear layout of every (layout, shape, dtype) a value of ``ttgir`` carries (``layouts``:
+    what ``parse_layouts`` found in it), each entry keyed by ``alias``, ``value_shape`` and ``dtype``; shared
+    layouts also say their ``element_bits`` (banks)."""
+    keys: dict[tuple[str, tuple[int, ...], str], str] = {}
+    shared = {d.alias for d in layouts.declared if d.shared}
+    for d in layouts.declared:
+        for u in d.uses:
+            keys.setdefault((d.alias, tuple(u.shape), u.dtype), u.type)
+    if not keys:
+        return []
+    declarations = "\n".join(line for line in ttgir.splitlines() if _ALIAS_LINE.match(line))
+    found = linear_of(declarations, [(t, list(k[1])) for k, t in keys.items()])
+    out = []
+    for (alias, shape, dtype), data in zip(keys, found, strict=True):
+        entry = {"alias": alias, "value_shape": list(shape), "dtype": dtype, **data}
+        if alias in shared and "reason" not in data:
+            entry["element_bits"] = 8 * element_bytes(dtype)
+        out.append(entry)
+    return out

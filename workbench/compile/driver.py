@@ -20,9 +20,9 @@ import time
 from typing import Any
 
 from workbench.analyse.gluon_form import gluon_form
-from workbench.analyse.layouts import parse_layouts
+from workbench.analyse.layouts import linear_layouts, parse_layouts
 from workbench.analyse.srcmap import build_line_map, same_file, stage_locations
-from workbench.compile import cache
+from workbench.compile import cache, triton_reach
 from workbench.compile.binding import Bound, bind, bind_signature
 from workbench.compile.diagnostics import first_mlir_error, from_backend_error, from_compilation_error
 from workbench.compile.plugin_reach import guard_local_alloc, repair_gluon
@@ -36,7 +36,7 @@ from workbench.compile.tuners import unwrap
 from workbench.errors import ArgumentError, WorkbenchError
 from workbench.ir.artifact import Artifact, Layouts, Metadata, SourceInfo, ValueLayout
 
-ARTIFACT_FORMAT = 2
+ARTIFACT_FORMAT = 4
 _CHECKS = "-checks"  # the cache key suffix of a detail="checks" Artifact (a full one serves that detail too)
 _STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx")
 
@@ -204,6 +204,8 @@ def _build_artifact(compiled, ptxas_log: str, gpu_target, key: str, source: Sour
     if "ttgir" in stages and full:
         layouts = parse_layouts(stages["ttgir"], mapper)
         layouts.values = _values_from_declared(layouts)
+        layouts.linear = linear_layouts(stages["ttgir"], layouts, lambda decls, types: triton_reach.linear_layouts(
+            decls, types, gpu_target))
     art = Artifact(name=compiled.metadata.name, target=target_name(gpu_target), key=key, stages=stages,
                    metadata=metadata, layouts=layouts, source=source, line_maps=line_maps, compiled=compiled)
     if not full:

@@ -16,6 +16,9 @@ misbehaving elsewhere.
   another process can build the same kernel again (``workbench.compile.portable``).
 - ``autotuner_key``: the key under which ``Autotuner.run`` caches its choice for a launch's arguments, so a
   winner found elsewhere can be fixed on the autotuner (``workbench.search.autotune``).
+- ``linear_layouts``: Triton's own linear layout of a TTGIR type's layout (``toLinearLayout`` in C++, bound
+  for Gluon as ``GluonOpBuilder.to_linear_layout``), read through a module parsed from the TTGIR's
+  attribute declarations.
 - ``proton_instrumentation``: Proton's ``InstrumentationHook`` activated without a session (the timeline's
   compile-only and timed instrumented builds), with a stand-in driver for its device questions when no GPU
   answers them, and ``profile_allocator`` (``triton.runtime._allocation``) for the buffer such a build writes.
@@ -28,6 +31,7 @@ misbehaving elsewhere.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -64,33 +68,100 @@ def warp_groups(ttgir: str, gpu_target: Any) -> list[dict[str, list[int]]]:
     module has no warp specialization or cannot be re-parsed."""
     if "ttg.warp_specialize" not in ttgir:
         return []
-    import os
-    import tempfile
-
     from triton._C.libtriton import ir, passes
-    from triton.compiler import make_backend
 
-    ctx = ir.context()
-    ir.load_dialects(ctx)
-    make_backend(gpu_target).load_dialects(ctx)
-    with tempfile.NamedTemporaryFile("w", suffix=".ttgir", delete=False) as f:
-        f.write(ttgir)
     try:
-        mod = ir.parse_mlir_module(f.name, ctx)
+        ctx, mod = _parse_module(ttgir, gpu_target)
         pm = ir.pass_manager(ctx)
         passes.ttgpuir.add_allocate_warp_groups(pm, False)
         pm.run(mod, "allocate_warp_groups")
         text = str(mod)
     except Exception:
         return []
-    finally:
-        os.unlink(f.name)
     out = []
     for m in _WS_ATTRS.finditer(text):
         arrays = {name: [int(x) for x in (vals or "").replace(" ", "").split(",") if x]
                   for name, vals in _ARRAY.findall(m.group(1))}
         out.append(arrays)
     return out
+
+
+def _parse_module(text: str, gpu_target: Any) -> tuple[Any, Any]:
+    """(context, module) of TTGIR ``text`` parsed with Triton's and the target's dialects; RuntimeError when
+    MLIR rejects it."""
+    import os
+    import tempfile
+
+    from triton._C.libtriton import ir
+    from triton.compiler import make_backend
+
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    make_backend(gpu_target).load_dialects(ctx)
+    with tempfile.NamedTemporaryFile("w", suffix=".ttgir", delete=False) as f:
+        f.write(text)
+    try:
+        return ctx, ir.parse_mlir_module(f.name, ctx)
+    finally:
+        os.unlink(f.name)
+
+
+def linear_layouts(declarations: str, types: list[tuple[str, list[int]]], gpu_target: Any) -> list[dict[str, Any]]:
+    """Triton's linear layout of each TTGIR type in ``types`` (its text, ``tensor<64x128xf32, #mma>`` or
+    ``!ttg.memdesc<8x64x64xbf16, #shared, #smem, mutable>``, and its shape), its aliases defined by
+    ``declarations`` (the TTGIR's ``#alias = #ttg....`` lines). Per type: ``{"register", "lane", "warp",
+    "block"}`` (one basis per input bit) for a distributed layout, ``{"offset", "block"}`` for a shared one,
+    both with the ``shape`` they cover (a memdesc's last dims: one buffer of its ring), or ``{"reason"}``
+    where there is none."""
+    from triton._C.libtriton import gluon_ir
+
+    args = ", ".join(f"%a{i}: {t}" for i, (t, _) in enumerate(types))
+    text = f"{declarations}\nmodule {{\n  tt.func @layouts({args}) {{\n    tt.return\n  }}\n}}\n"
+    try:
+        ctx, mod = _parse_module(text, gpu_target)
+    except RuntimeError as e:
+        return [{"reason": f"Triton could not read the layout: {str(e).splitlines()[0]}"}] * len(types)
+    builder = gluon_ir.GluonOpBuilder(ctx)
+    fn = mod.get_function("layouts")
+    return [_linear_of(builder, fn.args(i), t.startswith("!ttg.memdesc"), list(shape))
+            for i, (t, shape) in enumerate(types)]
+
+
+def _linear_of(builder: Any, value: Any, memdesc: bool, shape: list[int]) -> dict[str, Any]:
+    from triton.experimental.gluon.language._layouts import DistributedLayout, SharedLayout
+
+    # the getter must match the type: the other one casts blindly and crashes the process
+    layout = builder.get_gluon_layout_from_memdesc(value) if memdesc else builder.get_gluon_layout_from_tensor(value)
+    if not isinstance(layout, (DistributedLayout, SharedLayout)):
+        return {"reason": f"no drawing for {type(layout).__name__} (tensor memory) yet"}
+    rank = _layout_rank(layout)
+    # a rank that disagrees with the shape fails an assertion in C++ (an abort, not an exception)
+    if rank is None or rank > len(shape) or (rank != len(shape) and not memdesc):
+        return {"reason": f"{type(layout).__name__} of rank {rank} does not fit shape {shape}"}
+    shape = shape[len(shape) - rank:]
+    if isinstance(layout, SharedLayout) and math.prod(shape) == 1:
+        return {"shape": shape, "offset": [], "block": []}  # Gluon's SharedLinearLayout refuses no bases
+    try:
+        ll = builder.to_linear_layout(layout._to_ir(builder), shape)
+    except Exception as e:  # what Triton's binding raises is not documented
+        return {"reason": f"Triton has no linear layout for it: {e}"}
+    if isinstance(layout, SharedLayout):
+        return {"shape": shape, "offset": ll.offset_bases, "block": ll.block_bases}
+    return {"shape": shape, "register": ll.reg_bases, "lane": ll.lane_bases, "warp": ll.warp_bases,
+            "block": ll.block_bases}
+
+
+def _layout_rank(layout: Any) -> int | None:
+    """Rank of a Gluon layout object: distributed ones say it; shared ones hold it in a field, an order or
+    their bases."""
+    for get in (lambda: layout.rank, lambda: len(layout.order), lambda: len(layout.offset_bases[0])):
+        try:
+            rank = get()
+        except (AttributeError, IndexError, ValueError, TypeError):
+            continue
+        if isinstance(rank, int):
+            return rank
+    return None
 
 
 @contextlib.contextmanager

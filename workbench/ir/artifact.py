@@ -81,6 +81,8 @@ class ValueLayout:
 class Layouts:
     declared: list[DeclaredLayout] = field(default_factory=list)
     values: list[ValueLayout] = field(default_factory=list)
+    # Triton's linear layout per (alias, value shape, dtype) the values carry: schema.json's linearLayout
+    linear: list[dict[str, Any]] = field(default_factory=list)
 
     def __iter__(self):
         return iter(self.declared)
@@ -95,6 +97,7 @@ class Layouts:
         return {
             "declared": [dataclasses.asdict(d) for d in self.declared],
             "values": [dataclasses.asdict(v) for v in self.values],
+            "linear": list(self.linear),
         }
 
 
@@ -173,7 +176,7 @@ class Artifact:
             key=d["key"],
             stages=dict(d["stages"]),
             metadata=Metadata(**md),
-            layouts=Layouts(declared, [ValueLayout(**v) for v in lay.get("values", [])]),
+            layouts=Layouts(declared, [ValueLayout(**v) for v in lay.get("values", [])], list(lay.get("linear", []))),
             source=SourceInfo(**d["source"]),
             line_maps={s: {int(k): v for k, v in m.items()} for s, m in d.get("line_maps", {}).items()},
             diagnostics=list(d.get("diagnostics", [])),
