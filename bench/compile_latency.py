@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "compile"))
+sys.path.insert(0, str(ROOT / "tests"))
 WS_GEMM = "meta ws gemm (persistent cooperative)"
 TARGET_COLD_S, TARGET_HIT_MS = 3.0, 20.0
 

@@ -18,26 +18,16 @@ from pathlib import Path
 
 TARGET_MS = 50.0
 
-TRITON_CELL = """@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x + y, mask=mask)
-
-n = 4096
-x = torch.randn(n, device=DEVICE); y = torch.randn(n, device=DEVICE); out = torch.empty(n, device=DEVICE)
-{launch}
-"""
-TRITON_LAUNCH = "add_kernel[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK=256)"
-TRITON_PLAIN = "workbench.compile(add_kernel, x, y, out, n, BLOCK=256)"
-
-# the TLX cell of the magic tests, with its launch line made a placeholder
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "magic"))
+# the vector add and the TLX cell of the magic tests (tests/sample_kernels.py, tests/magic/cells.py), with their
+# launch lines made a placeholder
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path[:0] = [str(TESTS), str(TESTS / "magic")]
+from cells import ADD as _ADD  # noqa: E402
 from cells import TLX as _TLX  # noqa: E402
 
+TRITON_CELL = _ADD.rsplit("\n", 2)[0] + "\n{launch}\n"
+TRITON_LAUNCH = "vector_add[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK=256)"
+TRITON_PLAIN = "workbench.compile(vector_add, x, y, out, n, BLOCK=256)"
 TLX_CELL = _TLX.rsplit("\n", 2)[0] + "\n{launch}\n"
 TLX_LAUNCH = "ew_kernel[(2,)](x, y, 8192, TILES=4, BLOCK=1024, NUM_BUF=2)"
 TLX_PLAIN = "workbench.compile(ew_kernel, x, y, 8192, TILES=4, BLOCK=1024, NUM_BUF=2)"
@@ -86,7 +76,7 @@ def main() -> int:
         "import triton, triton.language as tl, torch\nfrom workbench import tlx\n"
         "from workbench.run.device import detect\nDEVICE = detect().torch_device"
     )
-    rows = [measure(ip, "triton add_kernel", TRITON_CELL, TRITON_LAUNCH, TRITON_PLAIN, a.n)]
+    rows = [measure(ip, "triton vector_add", TRITON_CELL, TRITON_LAUNCH, TRITON_PLAIN, a.n)]
     if not a.no_tlx:
         try:
             rows.append(measure(ip, "tlx ew_kernel", TLX_CELL, TLX_LAUNCH, TLX_PLAIN, a.n))

@@ -1,21 +1,16 @@
-"""Cell bodies shared by the magic tests (the same text -> the same compile-cache entries)."""
+"""Cell bodies shared by the magic tests (the same text -> the same compile-cache entries); the vector add is
+``sample_kernels.vector_add``'s text."""
 
 from __future__ import annotations
 
-ADD = """@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x + y, mask=mask)
+from sample_kernels import kernel_text
 
+ADD = kernel_text("vector_add") + """
 n = 1000
 x = torch.randn(n, device=DEVICE)
 y = torch.randn(n, device=DEVICE)
 out = torch.empty(n, device=DEVICE)
-add_kernel[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+vector_add[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
 """
 ADD_LOAD_LINE = 7  # cell line of `x = tl.load(...)` when ADD follows the %%tlx line
 

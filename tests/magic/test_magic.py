@@ -83,7 +83,7 @@ def test_cell_compiles_launch_and_reports(ip, has_gpu):
     [d] = reports(outputs)
     validate(d)
     assert {"text/html", "text/plain", MIME_TYPE} <= set(outputs[0].data)
-    assert d["kernel"]["name"] == "add_kernel" and d["kernel"]["kind"] == "triton"
+    assert d["kernel"]["name"] == "vector_add" and d["kernel"]["kind"] == "triton"
     assert d["cell"]["source"].startswith("%%tlx -o rep") and d["cell"]["kernel_first_line"] == 3
     assert d["kernel"]["source"]["in_cell"]
     names = [s["name"] for s in d["stages"]]
@@ -158,7 +158,7 @@ def test_compile_error_fails_with_cell_line(ip):
     assert type(exc).__name__ == "CompileError" and exc.lineno == COMPILE_ERROR_LINE
     tb = traceback_text(res)
     lines = tb.splitlines()
-    assert f"Cell line {COMPILE_ERROR_LINE}, in add_kernel" in tb and "zz" in lines[0]
+    assert f"Cell line {COMPILE_ERROR_LINE}, in vector_add" in tb and "zz" in lines[0]
     src = next(i for i, ln in enumerate(lines) if "x + zz" in ln)
     assert lines[src + 1].strip() == "^" and lines[src + 1].index("^") == lines[src].index("zz")
     assert "site-packages" not in tb
@@ -181,20 +181,20 @@ def test_bad_options_fail_on_line_1(ip):
 def test_kernel_option_output_and_quiet(ip):
     res, outputs, _ = run(ip, "%%tlx\n" + ADD + SCALE)
     assert res.success
-    assert [d["kernel"]["name"] for d in reports(outputs)] == ["add_kernel", "scale_kernel"]
-    assert reports(outputs)[0]["kernels"] == ["add_kernel", "scale_kernel"]
-    res, outputs, _ = run(ip, "%%tlx --kernel add_kernel -o one\n" + ADD + SCALE)
-    assert [d["kernel"]["name"] for d in reports(outputs)] == ["add_kernel"]
-    assert ip.user_ns["one"].name == "add_kernel"
+    assert [d["kernel"]["name"] for d in reports(outputs)] == ["vector_add", "scale_kernel"]
+    assert reports(outputs)[0]["kernels"] == ["vector_add", "scale_kernel"]
+    res, outputs, _ = run(ip, "%%tlx --kernel vector_add -o one\n" + ADD + SCALE)
+    assert [d["kernel"]["name"] for d in reports(outputs)] == ["vector_add"]
+    assert ip.user_ns["one"].name == "vector_add"
     res, outputs, _ = run(ip, "%%tlx --quiet -o last\n" + ADD + SCALE)
     assert res.success and not outputs and ip.user_ns["last"].name == "scale_kernel"
     res, _, _ = run(ip, "%%tlx --kernel nope\n" + ADD)
-    assert not res.success and "add_kernel" in traceback_text(res)
+    assert not res.success and "vector_add" in traceback_text(res)
 
 
 def test_line_magic(ip):
     run(ip, "%%tlx --quiet\n" + ADD)
-    res, outputs, _ = run(ip, "%tlx --compile-only -o lm add_kernel[(4,)](x, y, out, n, BLOCK=256)")
+    res, outputs, _ = run(ip, "%tlx --compile-only -o lm vector_add[(4,)](x, y, out, n, BLOCK=256)")
     assert res.success, res.error_in_exec
     [d] = reports(outputs)
     assert d["kernel"]["cache_hit"] and not d["kernel"]["source"]["in_cell"]
@@ -265,7 +265,7 @@ def test_direct_compile_is_captured(ip):
         ip,
         "%%tlx\n" + ADD.split("\nn = ")[0] + "\n"
         "import workbench\nx = torch.randn(8)\n"
-        "art = workbench.compile(add_kernel, x, x, x, 8, BLOCK=256)\n",
+        "art = workbench.compile(vector_add, x, x, x, 8, BLOCK=256)\n",
     )
     assert res.success, res.error_in_exec
     [d] = reports(outputs)
@@ -306,8 +306,8 @@ def test_tlx_kernel(ip, has_gpu):
 def test_editing_one_kernel_keeps_the_others_compiled(ip):
     """With a cell id (as JupyterLab sends), the cell's file name is stable: an edit below a kernel
     does not recompile it; the edited kernel is recompiled."""
-    two = (ADD.replace("def add_kernel", "def first_kernel").replace("add_kernel[", "first_kernel[")
-           + "\n" + ADD.replace("def add_kernel", "def second_kernel").replace("add_kernel[", "second_kernel["))
+    two = (ADD.replace("def vector_add", "def first_kernel").replace("vector_add[", "first_kernel[")
+           + "\n" + ADD.replace("def vector_add", "def second_kernel").replace("vector_add[", "second_kernel["))
     with capture_output(display=True) as cap:
         assert ip.run_cell("%%tlx\n" + two, cell_id="cell-edit-test").success
     first = {d["kernel"]["name"]: d for d in reports(cap.outputs)}

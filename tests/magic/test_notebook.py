@@ -24,7 +24,7 @@ CELLS = {
     "cache": "print('cache_hit', rep.kernel['cache_hit'])",
     "syntax": "%%tlx\n" + SYNTAX_ERROR,
     "compile": "%%tlx\n" + COMPILE_ERROR,
-    "diff": "%%tlx --diff\n" + WRONG,  # against the last add_kernel run ("rerun")
+    "diff": "%%tlx --diff\n" + WRONG,  # against the last vector_add run ("rerun")
     "wrong": '%%tlx --check "out: x + y"\n' + WRONG,
 }
 
@@ -69,7 +69,7 @@ def test_bundle_has_three_mime_types_and_validates(executed):
     assert set(b) >= {MIME_TYPE, "text/html", "text/plain"}
     jsonschema.validate(b[MIME_TYPE], load_schema())
     d = b[MIME_TYPE]
-    assert d["kernel"]["name"] == "add_kernel"
+    assert d["kernel"]["name"] == "vector_add"
     assert d["runs"][-1]["checks"][0]["status"] == "passed"
     assert "<summary>TTGIR" in b["text/html"] and "<summary>PTX" in b["text/html"]
 

@@ -19,16 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "workbench" / "report" / "examples"
 
-ADD = """@triton.jit
-def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    \"\"\"out = x + y, one BLOCK of elements per program.\"\"\"
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x + y, mask=mask)
+sys.path.insert(0, str(ROOT / "tests"))
+from sample_kernels import kernel_text  # noqa: E402
 
+ADD = kernel_text("vector_add") + """
 n = 1000
 x = torch.randn(n, device=DEVICE)
 y = torch.randn(n, device=DEVICE)

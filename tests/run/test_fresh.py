@@ -9,6 +9,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from sample_kernels import vector_add
 
 from workbench.run.capture import Capture
 from workbench.run.device import Device
@@ -16,13 +17,6 @@ from workbench.run.fresh import combine, fresh_checks, poison_, refill_
 from workbench.run.verify import evaluate, parse_check, tolerance
 
 NO_GPU = Device(False, "none", None, None, "test")
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 
 
 @triton.jit
@@ -92,7 +86,7 @@ def test_tolerance_is_stated_per_dtype():
 
 def test_a_correct_kernel_passes_on_fresh_inputs_and_the_notebook_is_restored():
     ns = cell_ns()
-    cap = run_cell(add_kernel, ns, "x", "y", "out")
+    cap = run_cell(vector_add, ns, "x", "y", "out")
     before = {k: ns[k].clone() for k in ("x", "y", "out")}
     specs = [parse_check("out: x + y")]
     [f] = fresh_checks(specs, ns, cap.sequence, seed=7)
@@ -118,7 +112,7 @@ def test_a_stale_output_fails_on_fresh_inputs():
 
 def test_what_is_not_re_run_says_why():
     ns = cell_ns()
-    cap = run_cell(add_kernel, ns, "x", "y", "out")
+    cap = run_cell(vector_add, ns, "x", "y", "out")
     ns["res"] = ns["out"] * 1.0  # computed from the output in the cell: not an argument of the launch
     specs = [parse_check("res: x + y"), parse_check("torch.allclose(out, x + y)"), parse_check("out: x + y")]
     res, boolean, ok = fresh_checks(specs, ns, cap.sequence)
@@ -140,7 +134,7 @@ def test_a_kernel_that_reads_its_output_fails_against_poison():
 
 def test_a_failing_replay_is_an_error_and_restores():
     ns = cell_ns()
-    cap = run_cell(add_kernel, ns, "x", "y", "out")
+    cap = run_cell(vector_add, ns, "x", "y", "out")
     x0 = ns["x"].clone()
 
     def boom():

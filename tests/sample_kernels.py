@@ -1,4 +1,5 @@
-"""Real kernels the compile tests build for sm_90. Tests find lines by searching this file's text."""
+"""The tests' sample kernels, one copy of each: real kernels the compile tests build for sm_90 (tests find lines by
+searching this file's text), and ``kernel_text`` for the tests that put one into a ``%%tlx`` cell."""
 
 import torch
 import triton
@@ -93,6 +94,14 @@ def gluon_descriptors(M=256, N=256, K=256, BM=128, BN=128, BK=64):
         return TensorDescriptor.from_tensor(t, block, layout)
 
     return desc(a, [BM, BK]), desc(b, [BK, BN]), desc(c, [BM, BN])
+
+
+def kernel_text(name: str) -> str:
+    """The text of kernel ``name`` in this file, from its decorator to its last line, as a cell holds it."""
+    lines = open(__file__).read().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"def {name}(")) - 1
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    return "\n".join(lines[start:end]) + "\n"
 
 
 def line_of(fragment: str, after: str | None = None) -> int:
