@@ -1,5 +1,6 @@
 // Generate src/schema.d.ts (the Report's TypeScript types) from workbench/report/schema.json.
 // `npm run build` runs it before tsc; `--check` exits 1 when the committed file differs (drift).
+// scripts/schema_types.py generates the same types for Python (workbench/ir/schema_types.py).
 import { compile } from 'json-schema-to-typescript';
 import { readFileSync, writeFileSync } from 'fs';
 import { dirname, join } from 'path';
@@ -39,5 +40,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
   } else {
     writeFileSync(OUT, text);
+    console.log('src/schema.d.ts written; the Python side: .venv/bin/python extension/scripts/schema_types.py');
   }
 }

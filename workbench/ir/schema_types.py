@@ -1,0 +1,492 @@
+"""The Report's payloads as TypedDicts, generated from workbench/report/schema.json by
+extension/scripts/schema_types.py (datamodel-code-generator): do not edit. tests/report/test_schema_types.py
+fails when it drifts."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+
+
+class Versions(TypedDict):
+    workbench: str
+    triton: str
+    torch: NotRequired[str | None]
+    python: NotRequired[str]
+
+
+class View(TypedDict):
+    stages_first: list[str]
+    selected_stage: NotRequired[str | None]
+
+
+class SearchRow(TypedDict):
+    index: int
+    config: dict[str, Any]
+    status: Literal['ok', 'compiled', 'skipped', 'compile-error', 'check-failed', 'hang', 'fault', 'pending']
+    ms: NotRequired[float | None]
+    tflops: NotRequired[float | None]
+    tbs: NotRequired[float | None]
+    ratio: NotRequired[float | None]
+    registers: NotRequired[int | None]
+    spills: NotRequired[int | None]
+    shared_kib: NotRequired[float | None]
+    compile_s: NotRequired[float | None]
+    findings: NotRequired[str | None]
+    error: NotRequired[str | None]
+    node: NotRequired[str | None]
+    confirmed: NotRequired[bool | None]
+
+
+class Source(TypedDict):
+    filename: str
+    first_line: int
+    last_line: NotRequired[int | None]
+    text: str
+    kernel_text: str
+    in_cell: bool
+
+
+class Kernel(TypedDict):
+    name: str
+    kind: Literal['triton', 'gluon', 'tlx', 'other']
+    target: str
+    key: str
+    cache_hit: bool
+    compile_ms: NotRequired[float | None]
+    launches: int
+    source: Source
+
+
+class Cell(TypedDict):
+    source: str
+    filename: str
+    kernel_first_line: int | None
+    magic_line: NotRequired[str]
+    cell_id: NotRequired[str | None]
+    execution_count: NotRequired[int | None]
+
+
+class Stage(TypedDict):
+    name: str
+    language: Literal['python', 'mlir', 'llvm', 'ptx', 'sass', 'text']
+    line_count: int
+    full_line_count: NotRequired[int]
+    text: NotRequired[str]
+    text_gz: NotRequired[str]
+    line_map: NotRequired[dict[str, list[int]]]
+    line_map_gz: NotRequired[str]
+
+
+class Task(TypedDict):
+    partition: int | None
+    num_warps: int
+    registers: int | None
+    requested_registers: NotRequired[int | None]
+    start_warp: NotRequired[int | None]
+    first_line: NotRequired[int | None]
+
+
+class Metadata(TypedDict):
+    name: NotRequired[str]
+    target: NotRequired[str]
+    triton_version: NotRequired[str]
+    num_warps: NotRequired[int | None]
+    num_stages: NotRequired[int | None]
+    num_ctas: NotRequired[int | None]
+    shared_bytes: NotRequired[int | None]
+    registers: NotRequired[int | None]
+    spill_stores: NotRequired[int | None]
+    spill_loads: NotRequired[int | None]
+    spills: NotRequired[int | None]
+    local_bytes: NotRequired[int | None]
+    max_threads: NotRequired[int | None]
+    tasks: NotRequired[list[Task]]
+    extra: NotRequired[dict[str, Any]]
+
+
+class LayoutUse(TypedDict):
+    value: NotRequired[str]
+    ttgir_line: NotRequired[int]
+    user_line: NotRequired[int | None]
+    type: NotRequired[str]
+    shape: NotRequired[list[int]]
+    dtype: NotRequired[str]
+
+
+class DeclaredLayout(TypedDict):
+    alias: str
+    kind: str
+    attr: str
+    params: NotRequired[dict[str, Any]]
+    shared: NotRequired[bool]
+    uses: NotRequired[list[LayoutUse]]
+
+
+class ValueLayout(TypedDict):
+    name: str
+    line: NotRequired[int | None]
+    shape: NotRequired[list[int]]
+    dtype: NotRequired[str]
+    layout: str
+    ttgir: NotRequired[str]
+    reason: NotRequired[str]
+    kind: NotRequired[str]
+
+
+Bases: TypeAlias = list[list[int]]
+
+
+class LinearLayout(TypedDict):
+    alias: str
+    value_shape: list[int]
+    dtype: str
+    shape: NotRequired[list[int]]
+    register: NotRequired[Bases]
+    lane: NotRequired[Bases]
+    warp: NotRequired[Bases]
+    block: NotRequired[Bases]
+    offset: NotRequired[Bases]
+    element_bits: NotRequired[int]
+    reason: NotRequired[str]
+
+
+class Argument(TypedDict):
+    name: str
+    kind: Literal['tensor', 'int', 'float', 'bool', 'none', 'constexpr', 'descriptor', 'tuple', 'other']
+    dtype: NotRequired[str | None]
+    shape: NotRequired[list[int] | None]
+    strides: NotRequired[list[int] | None]
+    device: NotRequired[str | None]
+    value: NotRequired[Any]
+
+
+class Check(TypedDict):
+    expr: str
+    actual: NotRequired[str | None]
+    expected: NotRequired[str | None]
+    status: Literal['passed', 'failed', 'skipped', 'error']
+    message: str
+    atol: NotRequired[float | None]
+    rtol: NotRequired[float | None]
+    max_abs_err: NotRequired[float | None]
+    max_rel_err: NotRequired[float | None]
+    mismatched: NotRequired[int | None]
+    total: NotRequired[int | None]
+    first_mismatch: NotRequired[list[int] | None]
+
+
+class RelatedItem(TypedDict):
+    line: int | None
+    message: str
+
+
+class Finding(TypedDict):
+    rule: str
+    severity: Literal['error', 'warning', 'info']
+    line: int | None
+    message: str
+    related: NotRequired[list[RelatedItem]]
+    hint: NotRequired[str | None]
+
+
+class Diagnostic(TypedDict):
+    severity: Literal['error', 'warning', 'info']
+    message: str
+    line: int | None
+    col: NotRequired[int | None]
+    hint: str | None
+    source: NotRequired[str | None]
+
+
+class Device(TypedDict):
+    available: bool
+    kind: Literal['cuda', 'hip', 'none']
+    name: str | None
+    arch: NotRequired[str | None]
+    reason: NotRequired[str | None]
+
+
+Status: TypeAlias = Literal['ok', 'skipped', 'error']
+
+
+class Env(TypedDict):
+    measured_at: NotRequired[str | None]
+    device: NotRequired[str | None]
+    driver: NotRequired[str | None]
+    torch: NotRequired[str | None]
+    triton: NotRequired[str | None]
+    python: NotRequired[str | None]
+    cuda_runtime: NotRequired[str | None]
+
+
+class Timing(TypedDict):
+    name: str
+    median_ms: float | None
+    p10_ms: float | None
+    p90_ms: float | None
+    mean_ms: NotRequired[float | None]
+    min_ms: NotRequired[float | None]
+    runs: int
+    calls_per_run: NotRequired[int]
+    method: str
+    l2: str
+    spread: NotRequired[float | None]
+    stable: bool
+    spread_limit: NotRequired[float]
+    warning: NotRequired[str | None]
+    notes: NotRequired[list[str]]
+    env: NotRequired[Env]
+    flops: NotRequired[float | None]
+    bytes: NotRequired[float | None]
+    tflops: NotRequired[float | None]
+    tbs: NotRequired[float | None]
+
+
+class MeasureError(TypedDict):
+    type: str
+    message: str
+    where: NotRequired[str | None]
+
+
+class Bench(TypedDict):
+    kind: Literal['bench']
+    status: Status
+    reason: str | None
+    measured_by: NotRequired[str | None]
+    device: NotRequired[str | None]
+    when: NotRequired[str | None]
+    timing: NotRequired[Timing | None]
+    reference: NotRequired[Timing | None]
+    ratio: NotRequired[float | None]
+    errors: NotRequired[list[MeasureError]]
+
+
+class RooflinePoint(TypedDict):
+    name: str
+    kind: NotRequired[str]
+    flops: NotRequired[float | None]
+    bytes: NotRequired[float | None]
+    seconds: NotRequired[float | None]
+    intensity: float | None
+    tflops: NotRequired[float | None]
+    tbs: NotRequired[float | None]
+
+
+class Ceilings(TypedDict):
+    device: str
+    source: str
+    tflops: NotRequired[dict[str, float | None]]
+    bandwidth_tbs: NotRequired[float | None]
+    measured_at: NotRequired[str | None]
+    driver: NotRequired[str | None]
+    notes: NotRequired[list[str]]
+    method: NotRequired[dict[str, Any]]
+    env: NotRequired[dict[str, Any]]
+    datasheet: NotRequired[dict[str, Any] | None]
+
+
+class Counts(TypedDict):
+    flops: NotRequired[float | None]
+    bytes: NotRequired[float | None]
+    source: NotRequired[str]
+    note: NotRequired[str]
+    estimate: NotRequired[bool]
+
+
+class Roofline(TypedDict):
+    kind: Literal['roofline']
+    status: Status
+    reason: str | None
+    measured_by: NotRequired[str | None]
+    device: NotRequired[str | None]
+    when: NotRequired[str | None]
+    name: NotRequired[str]
+    dtype: NotRequired[str]
+    flops: NotRequired[float | None]
+    bytes: NotRequired[float | None]
+    counts: NotRequired[Counts]
+    intensity: NotRequired[float | None]
+    bound: NotRequired[str | None]
+    ridge: NotRequired[float | None]
+    peak_tflops: float | None
+    bandwidth_tbs: float | None
+    measured_peak_tflops: NotRequired[float | None]
+    measured_bandwidth_tbs: NotRequired[float | None]
+    attainable_tflops: NotRequired[float | None]
+    seconds: NotRequired[float | None]
+    achieved_tflops: NotRequired[float | None]
+    achieved_tbs: NotRequired[float | None]
+    compute_fraction: NotRequired[float | None]
+    memory_fraction: NotRequired[float | None]
+    roof_fraction: NotRequired[float | None]
+    ceilings: NotRequired[Ceilings]
+    ceilings_label: NotRequired[str]
+    points: list[RooflinePoint]
+    notes: NotRequired[list[str]]
+
+
+class Kernel1(TypedDict):
+    name: str
+    kind: NotRequired[str]
+    calls: NotRequired[float]
+    device_us: NotRequired[float | None]
+    mean_us: NotRequired[float | None]
+    share: NotRequired[float | None]
+
+
+class Capture(TypedDict):
+    kind: Literal['capture']
+    status: Status
+    reason: str | None
+    measured_by: NotRequired[str | None]
+    device: NotRequired[str | None]
+    when: NotRequired[str | None]
+    kernels: NotRequired[list[Kernel1]]
+    device_ms: NotRequired[float | None]
+    span_ms: NotRequired[float | None]
+    event_ms: NotRequired[float | None]
+    busy_fraction: NotRequired[float | None]
+    repeat: NotRequired[int]
+    env: NotRequired[Env]
+    notes: NotRequired[list[str]]
+
+
+class OtherMeasurement(TypedDict):
+    kind: str
+    status: NotRequired[Status]
+    reason: NotRequired[str | None]
+    measured_by: NotRequired[str | None]
+    device: NotRequired[str | None]
+    when: NotRequired[str | None]
+
+
+Measurement: TypeAlias = Bench | Roofline | Capture | OtherMeasurement
+
+
+class TimelineLane(TypedDict):
+    cta: NotRequired[int | None]
+    role: str
+    category: NotRequired[str]
+    name: NotRequired[str]
+    start_ns: NotRequired[float]
+    dur_ns: NotRequired[float]
+    cycles: NotRequired[float | None]
+
+
+class TimelineRole(TypedDict):
+    role: str
+    kind: NotRequired[str]
+    warps: NotRequired[Any]
+    busy_fraction: NotRequired[float | None]
+    waiting_fraction: NotRequired[float | None]
+    span_ns: NotRequired[float | None]
+    activity_share: NotRequired[dict[str, Any]]
+    iterations: NotRequired[dict[str, Any]]
+    phases_ns: NotRequired[dict[str, Any]]
+    notes: NotRequired[list[str]]
+
+
+class Timeline(TypedDict):
+    kind: Literal['timeline']
+    status: Status
+    reason: str | None
+    measured_by: NotRequired[str | None]
+    device: NotRequired[str | None]
+    when: NotRequired[str | None]
+    kernel: NotRequired[str]
+    ctas_recorded: NotRequired[int]
+    ctas_total: NotRequired[int]
+    clock: NotRequired[dict[str, Any]]
+    roles: NotRequired[list[TimelineRole]]
+    lanes: NotRequired[list[TimelineLane]]
+    overlap: NotRequired[dict[str, Any] | None]
+    cta_start_skew: NotRequired[dict[str, Any] | None]
+    dropped: NotRequired[dict[str, Any] | None]
+    timing: NotRequired[dict[str, Any] | None]
+    warnings: NotRequired[list[str]]
+    errors: NotRequired[list[Any]]
+    env: NotRequired[Env]
+
+
+class StageDiff(TypedDict):
+    name: str
+    status: Literal['same', 'changed', 'added', 'removed']
+    added: int
+    removed: int
+    diff: NotRequired[str]
+    diff_gz: NotRequired[str]
+    truncated: NotRequired[bool]
+
+
+class Metadatum(TypedDict):
+    field: str
+    before: Any
+    after: Any
+
+
+class Measurement1(TypedDict):
+    kind: str
+    before: NotRequired[Any]
+    after: NotRequired[Any]
+
+
+class Diff(TypedDict):
+    id: str
+    created: str
+    same_key: bool
+    source_diff: str
+    metadata: list[Metadatum]
+    stages: list[StageDiff]
+    measurements: NotRequired[list[Measurement1]]
+
+
+class Search(TypedDict):
+    search_id: str
+    kernel: str
+    target: str
+    shown: NotRequired[int | None]
+    best: int | None
+    config_keys: list[str]
+    counts: dict[str, int]
+    info: dict[str, Any]
+    rows: list[SearchRow]
+
+
+class Layouts(TypedDict):
+    declared: list[DeclaredLayout]
+    values: list[ValueLayout]
+    linear: NotRequired[list[LinearLayout]]
+
+
+class Run(TypedDict):
+    mode: Literal['gpu', 'interpreter', 'compile']
+    ran: bool
+    reason: str | None
+    device: NotRequired[str | None]
+    grid: list[int] | None
+    elapsed_ms: NotRequired[float | None]
+    arguments: list[Argument]
+    checks: list[Check]
+
+
+class TlxReport(TypedDict):
+    schema_version: Literal['2.0', '2.1', '2.2']
+    id: str
+    created: str
+    kernel: Kernel
+    cell: Cell
+    stages: list[Stage]
+    metadata: Metadata
+    layouts: Layouts
+    runs: list[Run]
+    measurements: list[Measurement]
+    timeline: Timeline | None
+    findings: NotRequired[list[Finding]]
+    diagnostics: list[Diagnostic]
+    device: Device
+    versions: Versions
+    previous: Diff | None
+    view: View
+    options: NotRequired[dict[str, Any]]
+    kernels: NotRequired[list[str]]
+    search: NotRequired[Search | None]
