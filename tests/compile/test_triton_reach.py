@@ -200,6 +200,25 @@ def test_proton_instrumentation_is_protons_hook_without_a_session(monkeypatch, t
     assert "proton" not in plain.asm["ttgir"] and "%clock" not in plain.asm["ptx"]
 
 
+def test_proton_instrumentation_leaves_a_running_session_alone(monkeypatch):
+    """Only one InstrumentationHook may be active: inside a Proton session activate() refuses, and the session's
+    hook stays active with its state."""
+    from triton.profiler import mode as pm
+    from triton.profiler.flags import flags
+    from triton.profiler.hooks import InstrumentationHook
+
+    from workbench.compile.triton_reach import proton_instrumentation
+
+    monkeypatch.setattr(InstrumentationHook, "active_count", 1)
+    monkeypatch.setattr(flags, "instrumentation_on", True)
+    monkeypatch.setattr(triton.knobs.compilation, "instrumentation_mode", "the session's")
+    with pytest.raises(RuntimeError, match="Only one instance"):
+        with proton_instrumentation(pm.Default(), max_shared_mem=232448):
+            pass
+    assert InstrumentationHook.active_count == 1 and flags.instrumentation_on
+    assert triton.knobs.compilation.instrumentation_mode == "the session's"
+
+
 def test_profile_allocator_is_the_one_instrumented_launches_call():
     from triton.runtime import _allocation
 

@@ -89,21 +89,13 @@ def warp_groups(ttgir: str, gpu_target: Any) -> list[dict[str, list[int]]]:
 def _parse_module(text: str, gpu_target: Any) -> tuple[Any, Any]:
     """(context, module) of TTGIR ``text`` parsed with Triton's and the target's dialects; RuntimeError when
     MLIR rejects it."""
-    import os
-    import tempfile
-
     from triton._C.libtriton import ir
     from triton.compiler import make_backend
 
     ctx = ir.context()
     ir.load_dialects(ctx)
     make_backend(gpu_target).load_dialects(ctx)
-    with tempfile.NamedTemporaryFile("w", suffix=".ttgir", delete=False) as f:
-        f.write(text)
-    try:
-        return ctx, ir.parse_mlir_module(f.name, ctx)
-    finally:
-        os.unlink(f.name)
+    return ctx, parse_in_context(text, ctx)
 
 
 def linear_layouts(declarations: str, types: list[tuple[str, list[int]]], gpu_target: Any) -> list[dict[str, Any]]:
@@ -204,7 +196,8 @@ def autotuner_key(tuner: Any, args: tuple, kwargs: dict[str, Any]) -> tuple:
 # ---------------------------------------------------------------------- the timeline's reaches (Proton, MLIR)
 def parse_in_context(text: str, context: Any) -> Any:
     """TTGIR ``text`` parsed as a module of an MLIR ``context`` that exists (a stage's own, inside Triton's stages
-    hook: the module goes on to the next stage there)."""
+    hook, where the module goes on to the next stage; or a new one, ``_parse_module``); RuntimeError when MLIR
+    rejects it."""
     import os
     import tempfile
 
@@ -261,13 +254,15 @@ def proton_instrumentation(mode: Any, max_shared_mem: int | None = None) -> Iter
     def device() -> contextlib.AbstractContextManager:
         return contextlib.nullcontext() if max_shared_mem is None else active_driver(_ProtonDevice(max_shared_mem))
 
+    active = InstrumentationHook.active_count  # 1 while a Proton session instruments: activate() refuses then
     try:
         with device():
             hook.activate()
         yield str(hook.mode)
     finally:
-        with device():
-            hook.deactivate()
+        if InstrumentationHook.active_count > active:
+            with device():
+                hook.deactivate()
         compiler.instrumentation, flags.instrumentation_on, triton.knobs.compilation.instrumentation_mode = saved
 
 
