@@ -69,9 +69,9 @@ def _checker(q, k, v, causal: bool, sm_scale: float):
 def _choose(q, k, v, causal: bool, sm_scale: float | None):
     """(prepare, config) of the fastest candidate for this problem whose output matches torch SDPA (tuned once)."""
     p = common.problem(q, k, v, causal, sm_scale)
-    name, cfg = _tuner.choose(p.key(), candidates(p.D),
-                              lambda c: MODULES[c[0]].prepare(q, k, v, causal, c[1], sm_scale).run(),
-                              check=_checker(q, k, v, causal, p.sm_scale) if p.key() not in _tuner.cache else None)
+    name, cfg = _tuner.pick(p.key(), candidates(p.D),
+                            lambda c: MODULES[c[0]].prepare(q, k, v, causal, c[1], sm_scale).run(),
+                            check=_checker(q, k, v, causal, p.sm_scale) if p.key() not in _tuner.cache else None)
     return MODULES[name].prepare, cfg
 
 

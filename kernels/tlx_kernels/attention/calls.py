@@ -51,15 +51,30 @@ class Attention:
         return (launch.out, launch.lse) if return_lse else launch.out
 
 
-def over_configs(prepare: Callable[..., C.Launch], configs: list[dict[str, Any]], tuner: C.Tuner) -> Attention:
-    """The ``attention`` of one kernel module: tuned over the ``configs`` that fit the head dim, per problem."""
+def module_calls(prepare: Callable[..., C.Launch], configs: list[dict[str, Any]],
+                 tuner: C.Tuner) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``launch`` and ``attention`` of one kernel module: one launch of a config, and the public call tuned over the
+    ``configs`` that fit the head dim, per problem."""
 
     def choose(q, k, v, causal, sm_scale):
         p = C.problem(q, k, v, causal, sm_scale)
         cands = [(C.config_name(c), c) for c in C.configs_for(configs, p.D)]
-        return prepare, tuner.choose(p.key(), cands, lambda c: prepare(q, k, v, causal, c, sm_scale).run())
+        return prepare, tuner.pick(p.key(), cands, lambda c: prepare(q, k, v, causal, c, sm_scale).run())
 
-    return Attention(choose)
+    tuned = Attention(choose)
+
+    def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
+               out=None, lse=None):
+        """One launch with ``config`` (default: the first of the module's ``CONFIGS`` that fits the head dim);
+        returns ``out``."""
+        return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
+
+    def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, out=None, graph: bool = False):
+        """Tuned over the module's ``CONFIGS`` that fit the head dim, on first use per problem size; repeated calls
+        launch from a cache (:mod:`tlx_kernels.attention.calls`; ``graph=True`` with ``out``: a CUDA graph)."""
+        return tuned(q, k, v, causal, sm_scale, out=out, graph=graph)
+
+    return launch, attention
 
 
-__all__ = ["Attention", "Chooser", "call_key", "over_configs"]
+__all__ = ["Attention", "Chooser", "call_key", "module_calls"]

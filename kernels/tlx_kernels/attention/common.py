@@ -1,4 +1,5 @@
-"""Host side of the attention library: problem checks, TMA descriptors, launch records, reference, shapes, tuner.
+"""Host side of the attention library: problem checks, TMA descriptors, launch records, reference, shapes, tuner
+(the library's: :mod:`tlx_kernels.tuner`; the GPU's facts and the relative error are the library's too).
 
 Layout: ``q`` is ``(B, H, S_q, D)``, ``k`` and ``v`` are ``(B, H, S_kv, D)``, all contiguous, bf16 or fp16,
 ``D`` 64 or 128. The kernels see them as 2-D row-major matrices ``(B*H*S, D)``: head ``bh``'s rows start at
@@ -14,12 +15,16 @@ query ``i`` sees keys ``j <= i`` (with ``S_q != S_kv`` too).
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from triton.tools.tensor_descriptor import TensorDescriptor
+
+from tlx_kernels import tuner
+from tlx_kernels.accuracy import rel_err
+from tlx_kernels.hopper import H200_SMS, SMEM_LIMIT, num_sms
+from tlx_kernels.tuner import bench_ms
 
 # (B, H, S, D, causal): the issue's main shape first (non-causal, causal), then D64 and S1024.
 BENCH_SHAPES: list[tuple[int, int, int, int, bool]] = [
@@ -48,21 +53,7 @@ TEST_SHAPES: list[tuple[int, int, int, int, int, bool]] = [
     (2, 2, 65, 200, 128, False),
     (1, 2, 4096, 4096, 128, True),
 ]
-H200_SMS = 132
 LOG2E = 1.4426950408889634
-
-
-def num_sms(device: Any = None) -> int:
-    """SM count of ``device`` (or a tensor on it); 132 (H100/H200 SXM) without a GPU."""
-    try:
-        import torch
-
-        dev = getattr(device, "device", device)
-        if torch.cuda.is_available() and (dev is None or getattr(dev, "type", "cuda") == "cuda"):
-            return torch.cuda.get_device_properties(dev or 0).multi_processor_count
-    except Exception:  # pragma: no cover - best effort
-        pass
-    return H200_SMS
 
 
 @dataclass(frozen=True)
@@ -189,14 +180,24 @@ def tlx_args(p: Problem, q, k, v, out, lse, BLOCK_M: int, BLOCK_N: int, TILE_M: 
     return args, dict(HEAD_DIM=p.D, CAUSAL=p.causal, STORE_LSE=bool(store_lse)), staged
 
 
+def tlx_launch(kernel: Any, configs: Sequence[dict[str, Any]], q, k, v, causal: bool, config: dict[str, Any] | None,
+               sm_scale: float | None, out, lse, want_lse: bool) -> Launch:
+    """The launch of a TLX kernel with ``config`` (default: the first of ``configs`` that :func:`fits` the head
+    dim): one CTA per ``NUM_GROUPS * BLOCK_M`` query rows of one head, 4 warps per role."""
+    p = problem(q, k, v, causal, sm_scale)
+    cfg = dict(config or configs_for(configs, p.D)[0])
+    out, lse, store_lse = outputs(q, out, lse, want_lse)
+    tile_m = cfg["NUM_GROUPS"] * cfg["BLOCK_M"]
+    args, kw, staged = tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], tile_m, store_lse)
+    grid = (-(-p.S_q // tile_m), p.BH)
+    return Launch(kernel, args, dict(cfg, **kw, num_warps=4, num_stages=1), grid, out, lse, p, staged)
+
+
 def config_name(cfg: dict[str, Any]) -> str:
     short = {"BLOCK_M": "m", "BLOCK_N": "n", "NUM_GROUPS": "g", "NUM_BUFFERS": "b", "CONSUMER_REGS": "r",
              "PV_IN_TURN": "pv", "WARP_RELEASE": "wr", "GROUP_HEADS": "gh", "SNAKE": "sn", "NUM_STAGES": "s",
              "num_warps": "w"}
     return "_".join(f"{short.get(k, k)}{int(v) if isinstance(v, bool) else v}" for k, v in cfg.items())
-
-
-SMEM_LIMIT = 232448  # bytes of shared memory one CTA may use on sm_90
 
 
 def smem_bytes(cfg: dict[str, Any], D: int, elem: int = 2) -> int:
@@ -264,17 +265,6 @@ def reference(q, k, v, causal: bool = False, sm_scale: float | None = None, with
     return (out, lse.view(B, H, S_q)) if with_lse else out
 
 
-def rel_err(out, ref) -> float:
-    """max |out - ref| / max |ref| (inf if ``out`` holds NaN or inf)."""
-    import torch
-
-    o, r = out.float(), ref.float()
-    if not torch.isfinite(o).all():
-        return math.inf
-    den = r.abs().max().item() or 1.0
-    return (o - r).abs().max().item() / den
-
-
 def tolerance(dtype) -> float:
     """Bound on :func:`rel_err` for our kernels (P is rounded to the input dtype before the PV product)."""
     import torch
@@ -293,46 +283,15 @@ def attention_flops(B: int, H: int, S_q: int, S_kv: int, D: int, causal: bool) -
 # ------------------------------------------------------------------------------------------------
 
 
-def bench_ms(fn: Callable[[], Any], warmup_ms: int = 25, rep_ms: int = 100) -> float:
-    """Median ms of ``fn`` under ``triton.testing.do_bench`` (L2 flushed between runs)."""
-    import triton.testing as tt
-
-    return float(tt.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
-
-
 @dataclass
-class Tuner:
-    """Pick the fastest candidate per problem key on the GPU; candidates that fail are skipped, not fatal.
-    ``TLX_KERNELS_NO_TUNE=1`` takes the first candidate."""
+class Tuner(tuner.Tuner):
+    """The library's tuner (:mod:`tlx_kernels.tuner`); :meth:`~tlx_kernels.tuner.Tuner.pick` takes
+    ``(name, candidate)`` pairs (a config, or a variant and its config) and a check of the output."""
 
-    cache: dict[Any, Any] = field(default_factory=dict)
-    timings: dict[Any, list[tuple[str, float]]] = field(default_factory=dict)
-    errors: dict[Any, list[str]] = field(default_factory=dict)
+    label: str = "attention: "
 
-    def choose(self, key: Any, candidates: Sequence[tuple[str, Any]], run: Callable[[Any], Any],
-               check: Callable[[Any], bool] | None = None):
-        """The fastest of ``candidates`` (``(name, candidate)``) for ``key``; ``run(candidate)`` launches one and
-        returns its output, which ``check`` (if given) must accept for the candidate to count."""
-        if key in self.cache:
-            return self.cache[key]
-        if len(candidates) == 1 or os.environ.get("TLX_KERNELS_NO_TUNE"):
-            self.cache[key] = candidates[0][1]
-            return self.cache[key]
-        best, best_ms, rows, errors = None, math.inf, [], []
-        for name, cand in candidates:
-            try:
-                out = run(cand)  # compile outside the timed region
-                if check is not None and not check(out):
-                    errors.append(f"{name}: wrong result")
-                    continue
-                ms = bench_ms(lambda cand=cand: run(cand), warmup_ms=10, rep_ms=40)
-            except Exception as e:  # a candidate that does not compile or launch is skipped
-                errors.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
-                continue
-            rows.append((name, ms))
-            if ms < best_ms:
-                best, best_ms = cand, ms
-        if best is None:
-            raise RuntimeError("attention: no candidate ran: " + "; ".join(errors))
-        self.timings[key], self.errors[key], self.cache[key] = rows, errors, best
-        return best
+
+__all__ = ["BENCH_SHAPES", "H200_SMS", "LOG2E", "LONG_SHAPES", "QUICK_SHAPES", "SMEM_LIMIT", "TEST_SHAPES", "Launch",
+           "Problem", "Tuner", "attention_flops", "bench_ms", "causal_mask", "config_name", "configs_for",
+           "consumer_registers", "descriptor", "fits", "num_sms", "outputs", "problem", "reference", "rel_err",
+           "rows2d", "smem_bytes", "tlx_args", "tlx_launch", "tolerance"]

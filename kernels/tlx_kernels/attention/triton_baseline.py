@@ -17,7 +17,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from tlx_kernels.attention import common as C
 from tlx_kernels.attention import device as dev
-from tlx_kernels.attention.calls import over_configs
+from tlx_kernels.attention.calls import module_calls
 
 
 @triton.jit
@@ -39,11 +39,7 @@ def _block(acc, m_i, l_i, q, desc_k, desc_v, bh, kv_start, q_start, qk_scale, S_
 def triton_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_scale, S_q, S_kv,
                             HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr,
                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr):
-    bh = tl.program_id(1)
-    pid_m = tl.program_id(0)
-    if CAUSAL:
-        pid_m = tl.num_programs(0) - 1 - pid_m  # longest tiles first
-    q_start = pid_m * BLOCK_M
+    bh, q_start = dev.q_tile(BLOCK_M, CAUSAL)
     q = desc_q.load([bh, q_start, 0]).reshape(BLOCK_M, HEAD_DIM)
     n_blocks = dev.kv_blocks(q_start, BLOCK_M, S_q, S_kv, CAUSAL, BLOCK_N)
     if CAUSAL:
@@ -61,10 +57,7 @@ def triton_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_scale, S
                                True, CAUSAL, BLOCK_M, BLOCK_N, HEAD_DIM)
     out = acc * (1.0 / l_i)[:, None]
     desc_o.store([bh, q_start, 0], out.to(desc_o.dtype).reshape(1, BLOCK_M, HEAD_DIM))
-    if STORE_LSE:
-        rows = q_start + tl.arange(0, BLOCK_M)
-        lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
-        tl.store(lse_ptr + bh.to(tl.int64) * S_q + rows, lse, mask=rows < S_q)
+    dev.store_lse(l_i, m_i, lse_ptr, bh, q_start, S_q, BLOCK_M, STORE_LSE)
 
 
 # The default compiles for sm_90 without spills (tests/kernels/test_attention_compile.py); the sweep's fastest at
@@ -100,16 +93,4 @@ def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None,
     return C.Launch(triton_attention_kernel, args, kwargs, grid, out, lse, p)
 
 
-def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
-           out=None, lse=None):
-    """One launch with ``config`` (default: the first of :data:`CONFIGS` that fits the head dim); returns ``out``."""
-    return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
-
-
-def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, out=None, graph: bool = False):
-    """Tuned over the :data:`CONFIGS` that fit the head dim, on first use per problem size; repeated calls launch
-    from a cache (:mod:`.calls`; ``graph=True`` with ``out``: a CUDA graph)."""
-    return _attention(q, k, v, causal, sm_scale, out=out, graph=graph)
-
-
-_attention = over_configs(prepare, CONFIGS, _tuner)
+launch, attention = module_calls(prepare, CONFIGS, _tuner)

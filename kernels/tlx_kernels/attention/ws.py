@@ -25,7 +25,7 @@ import triton.language.extra.tlx as tlx
 
 from tlx_kernels.attention import common as C
 from tlx_kernels.attention import device as dev
-from tlx_kernels.attention.calls import over_configs
+from tlx_kernels.attention.calls import module_calls
 
 
 @triton.jit
@@ -34,7 +34,6 @@ def ws_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_scale, S_q, 
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
                         NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
-    TILE_BYTES: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(dtype)
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
     k_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
     v_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
@@ -44,28 +43,14 @@ def ws_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_scale, S_q, 
     v_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
     v_empty = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
 
-    bh = tl.program_id(1)
-    pid_m = tl.program_id(0)
-    if CAUSAL:
-        pid_m = tl.num_programs(0) - 1 - pid_m  # longest tiles first
-    tile_start = pid_m * (NUM_GROUPS * BLOCK_M)
+    bh, tile_start = dev.q_tile(NUM_GROUPS * BLOCK_M, CAUSAL)
     n_blocks = dev.kv_blocks(tile_start, NUM_GROUPS * BLOCK_M, S_q, S_kv, CAUSAL, BLOCK_N)
 
     with tlx.async_tasks():
         with tlx.async_task("default"):  # producer
-            for g in tl.static_range(NUM_GROUPS):
-                tlx.barrier_expect_bytes(q_full[g], BLOCK_M * HEAD_DIM * tlx.size_of(dtype))
-                tlx.async_descriptor_load(desc_q, q_smem[g], [bh * S_q + tile_start + g * BLOCK_M, 0], q_full[g])
-            kv_row = bh * S_kv
-            for j in range(n_blocks):
-                slot = j % NUM_BUFFERS
-                phase = (j // NUM_BUFFERS) & 1
-                tlx.barrier_wait(k_empty[slot], phase ^ 1)
-                tlx.barrier_expect_bytes(k_full[slot], TILE_BYTES)
-                tlx.async_descriptor_load(desc_k, k_smem[slot], [kv_row + j * BLOCK_N, 0], k_full[slot])
-                tlx.barrier_wait(v_empty[slot], phase ^ 1)
-                tlx.barrier_expect_bytes(v_full[slot], TILE_BYTES)
-                tlx.async_descriptor_load(desc_v, v_smem[slot], [kv_row + j * BLOCK_N, 0], v_full[slot])
+            dev.load_q(desc_q, q_smem, q_full, bh * S_q + tile_start, BLOCK_M, HEAD_DIM, NUM_GROUPS)
+            dev.produce_kv(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, 0, bh * S_kv, 0,
+                           n_blocks, BLOCK_N, HEAD_DIM, NUM_BUFFERS)
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_GROUPS):  # consumers
             g: tl.constexpr = tlx.async_task_replica_id()
             q_start = tile_start + g * BLOCK_M
@@ -76,12 +61,8 @@ def ws_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_scale, S_q, 
             for j in range(n_blocks):
                 slot = j % NUM_BUFFERS
                 phase = (j // NUM_BUFFERS) & 1
-                tlx.barrier_wait(k_full[slot], phase)
-                qk = tlx.async_dot(q_smem[g], tlx.local_trans(k_smem[slot]))
-                qk = tlx.async_dot_wait(0, qk)
-                tlx.barrier_arrive(k_empty[slot])
-                if dev.needs_mask(q_start, j * BLOCK_N, S_kv, CAUSAL, BLOCK_N):
-                    qk = dev.mask_scores(qk, q_start, j * BLOCK_N, S_kv, CAUSAL, BLOCK_M, BLOCK_N)
+                qk = dev.scores(q_smem[g], k_smem, k_full, k_empty, slot, phase, q_start, j * BLOCK_N, S_kv, g, CAUSAL,
+                                BLOCK_M, BLOCK_N, NUM_GROUPS, False)
                 m_i, l_i, p, alpha = dev.softmax_next(qk, m_i, l_i, qk_scale)
                 acc = acc * alpha[:, None]
                 tlx.barrier_wait(v_full[slot], phase)
@@ -107,25 +88,7 @@ _tuner = C.Tuner()
 def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
             out=None, lse=None, want_lse: bool = False) -> C.Launch:
     """The launch of one config (CPU tensors work: compile-only inspection)."""
-    p = C.problem(q, k, v, causal, sm_scale)
-    cfg = dict(config or C.configs_for(CONFIGS, p.D)[0])
-    out, lse, store_lse = C.outputs(q, out, lse, want_lse)
-    tile_m = cfg["NUM_GROUPS"] * cfg["BLOCK_M"]
-    args, kw, staged = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], tile_m, store_lse)
-    grid = (triton.cdiv(p.S_q, cfg["NUM_GROUPS"] * cfg["BLOCK_M"]), p.BH)
-    return C.Launch(ws_attention_kernel, args, dict(cfg, **kw, num_warps=4, num_stages=1), grid, out, lse, p, staged)
+    return C.tlx_launch(ws_attention_kernel, CONFIGS, q, k, v, causal, config, sm_scale, out, lse, want_lse)
 
 
-def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
-           out=None, lse=None):
-    """One launch with ``config`` (default: the first of :data:`CONFIGS` that fits the head dim); returns ``out``."""
-    return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
-
-
-def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, out=None, graph: bool = False):
-    """Tuned over the :data:`CONFIGS` that fit the head dim, on first use per problem size; repeated calls launch
-    from a cache (:mod:`.calls`; ``graph=True`` with ``out``: a CUDA graph)."""
-    return _attention(q, k, v, causal, sm_scale, out=out, graph=graph)
-
-
-_attention = over_configs(prepare, CONFIGS, _tuner)
+launch, attention = module_calls(prepare, CONFIGS, _tuner)

@@ -30,8 +30,8 @@ import triton.language.extra.tlx as tlx
 
 from tlx_kernels.attention import common as C
 from tlx_kernels.attention import device as dev
-from tlx_kernels.attention.calls import over_configs
-from tlx_kernels.attention.ws_pingpong import consume_tile, empty_barriers, produce_tile
+from tlx_kernels.attention.calls import module_calls
+from tlx_kernels.attention.ws_pingpong import consume_tile, empty_barriers
 
 
 @triton.jit
@@ -84,15 +84,15 @@ def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_s
                 if t < num_tiles:
                     n_blocks = dev.kv_blocks(m * TILE_M, TILE_M, S_q, S_kv, CAUSAL, BLOCK_N)
                     # K_0 and V_0 first: they need no Q buffer, which the consumers free only at the end of a tile
-                    produce_tile(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, it, bh * S_kv, 0,
-                                 1, BLOCK_N, HEAD_DIM, NUM_BUFFERS)
+                    dev.produce_kv(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, it, bh * S_kv, 0,
+                                   1, BLOCK_N, HEAD_DIM, NUM_BUFFERS)
                     for g in tl.static_range(NUM_GROUPS):
                         tlx.barrier_wait(q_empty[g], (n_done & 1) ^ 1)
                         tlx.barrier_expect_bytes(q_full[g], BLOCK_M * HEAD_DIM * tlx.size_of(dtype))
                         tlx.async_descriptor_load(desc_q, q_smem[g], [bh * S_q + m * TILE_M + g * BLOCK_M, 0],
                                                   q_full[g])
-                    produce_tile(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, it, bh * S_kv, 1,
-                                 n_blocks, BLOCK_N, HEAD_DIM, NUM_BUFFERS)
+                    dev.produce_kv(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, it, bh * S_kv, 1,
+                                   n_blocks, BLOCK_N, HEAD_DIM, NUM_BUFFERS)
                     it += n_blocks
                     n_done += 1
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_GROUPS):  # consumers
@@ -144,29 +144,13 @@ _tuner = C.Tuner()
 def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
             out=None, lse=None, want_lse: bool = False, sms: int | None = None) -> C.Launch:
     """The launch of one config (CPU tensors work: compile-only inspection); ``sms`` overrides the SM count."""
-    p = C.problem(q, k, v, causal, sm_scale)
-    cfg = dict(config or C.configs_for(CONFIGS, p.D)[0])
-    out, lse, store_lse = C.outputs(q, out, lse, want_lse)
-    tile_m = cfg["NUM_GROUPS"] * cfg["BLOCK_M"]
-    args, kw, staged = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], tile_m, store_lse)
-    tiles = triton.cdiv(p.S_q, tile_m) * p.BH
-    grid = (max(1, min(tiles, sms or C.num_sms(q))),)
+    launch = C.tlx_launch(ws_persistent_attention_kernel, CONFIGS, q, k, v, causal, config, sm_scale, out, lse,
+                          want_lse)
+    tiles = launch.grid[0] * launch.grid[1]
+    launch.grid = (max(1, min(tiles, sms or C.num_sms(q))),)
     # the schedule knobs are runtime arguments: sweeping them costs no compile
-    args = args + (int(cfg.pop("GROUP_HEADS")), int(cfg.pop("SNAKE")))
-    return C.Launch(ws_persistent_attention_kernel, args, dict(cfg, **kw, num_warps=4, num_stages=1), grid, out,
-                    lse, p, staged)
+    launch.args += (int(launch.kwargs.pop("GROUP_HEADS")), int(launch.kwargs.pop("SNAKE")))
+    return launch
 
 
-def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
-           out=None, lse=None):
-    """One launch with ``config`` (default: the first of :data:`CONFIGS` that fits the head dim); returns ``out``."""
-    return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
-
-
-def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, out=None, graph: bool = False):
-    """Tuned over the :data:`CONFIGS` that fit the head dim, on first use per problem size; repeated calls launch
-    from a cache (:mod:`.calls`; ``graph=True`` with ``out``: a CUDA graph)."""
-    return _attention(q, k, v, causal, sm_scale, out=out, graph=graph)
-
-
-_attention = over_configs(prepare, CONFIGS, _tuner)
+launch, attention = module_calls(prepare, CONFIGS, _tuner)

@@ -18,8 +18,9 @@ without it only ``S_j`` (the PV product is issued after the hand-over, as in Met
 ``bar.sync`` that a single-thread arrive needs before it. ``LATE_P`` is :mod:`.ws_pipelined`'s option (convert
 ``P`` right before its PV issue).
 
-:func:`produce_tile` and :func:`consume_tile` are the per-tile work of the two roles; the persistent kernel
-(:mod:`.ws_persistent`) calls them once per tile.
+:func:`.device.produce_kv` and :func:`consume_tile` are the per-tile work of the two roles; the persistent
+kernel (:mod:`.ws_persistent`) calls them once per tile. The turns are :func:`.device.turn_begin` and
+:func:`.device.turn_end`.
 """
 
 from __future__ import annotations
@@ -32,19 +33,7 @@ import triton.language.extra.tlx as tlx
 
 from tlx_kernels.attention import common as C
 from tlx_kernels.attention import device as dev
-from tlx_kernels.attention.calls import over_configs
-
-TURN_BARRIER_BASE = 9
-
-
-@triton.jit
-def _turn_begin(g: tl.constexpr):
-    tlx.named_barrier_wait(9 + g, 256)
-
-
-@triton.jit
-def _turn_end(g: tl.constexpr, NUM_GROUPS: tl.constexpr):
-    tlx.named_barrier_arrive(9 + (g + 1) % NUM_GROUPS, 256)
+from tlx_kernels.attention.calls import module_calls
 
 
 @triton.jit
@@ -59,36 +48,6 @@ def empty_barriers(NUM_BUFFERS: tl.constexpr, NUM_GROUPS: tl.constexpr, WARP_REL
 
 
 @triton.jit
-def produce_tile(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, it0, kv_row, j0, j1,
-                 BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, NUM_BUFFERS: tl.constexpr):
-    """TMA-load K and V blocks ``j0 .. j1-1`` of a tile (rows from ``kv_row``) into ring positions ``it0 + j``."""
-    TILE_BYTES: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(tlx.dtype_of(desc_k))
-    for j in range(j0, j1):
-        it = it0 + j
-        slot = it % NUM_BUFFERS
-        phase = (it // NUM_BUFFERS) & 1
-        tlx.barrier_wait(k_empty[slot], phase ^ 1)
-        tlx.barrier_expect_bytes(k_full[slot], TILE_BYTES)
-        tlx.async_descriptor_load(desc_k, k_smem[slot], [kv_row + j * BLOCK_N, 0], k_full[slot])
-        tlx.barrier_wait(v_empty[slot], phase ^ 1)
-        tlx.barrier_expect_bytes(v_full[slot], TILE_BYTES)
-        tlx.async_descriptor_load(desc_v, v_smem[slot], [kv_row + j * BLOCK_N, 0], v_full[slot])
-
-
-@triton.jit
-def _softmax_block(qk, m_i, l_i, q_start, kv_start, S_kv, qk_scale, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr,
-                   BLOCK_N: tl.constexpr):
-    # The softmax is in both arms on purpose: ptxas schedules within basic blocks, and the merge after this
-    # branch keeps it from hoisting the caller's wait for the PV product above the softmax.
-    if dev.needs_mask(q_start, kv_start, S_kv, CAUSAL, BLOCK_N):
-        qk = dev.mask_scores(qk, q_start, kv_start, S_kv, CAUSAL, BLOCK_M, BLOCK_N)
-        m_i, l_i, p, alpha = dev.softmax_next(qk, m_i, l_i, qk_scale)
-    else:
-        m_i, l_i, p, alpha = dev.softmax_next(qk, m_i, l_i, qk_scale)
-    return m_i, l_i, p, alpha
-
-
-@triton.jit
 def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empty, it0, n_blocks, q_start, S_kv,
                  qk_scale, g: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                  HEAD_DIM: tl.constexpr, NUM_GROUPS: tl.constexpr, NUM_BUFFERS: tl.constexpr,
@@ -99,15 +58,8 @@ def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empt
     dtype: tl.constexpr = q_buf.dtype
     acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
     # prologue: S_0 and P_0
-    slot = it0 % NUM_BUFFERS
-    tlx.barrier_wait(k_full[slot], (it0 // NUM_BUFFERS) & 1)
-    _turn_begin(g)
-    qk = tlx.async_dot(q_buf, tlx.local_trans(k_smem[slot]))
-    _turn_end(g, NUM_GROUPS)
-    qk = tlx.async_dot_wait(0, qk)
-    tlx.barrier_arrive(k_empty[slot])
-    if dev.needs_mask(q_start, 0, S_kv, CAUSAL, BLOCK_N):
-        qk = dev.mask_scores(qk, q_start, 0, S_kv, CAUSAL, BLOCK_M, BLOCK_N)
+    qk = dev.scores(q_buf, k_smem, k_full, k_empty, it0 % NUM_BUFFERS, (it0 // NUM_BUFFERS) & 1, q_start, 0, S_kv, g,
+                    CAUSAL, BLOCK_M, BLOCK_N, NUM_GROUPS, True)
     m_i, l_i, p_f32 = dev.softmax_first(qk, qk_scale)
     p = dev.p_operand(p_f32, dtype, LATE_P)
     alpha = tl.full([BLOCK_M], 1.0, tl.float32)
@@ -119,18 +71,18 @@ def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empt
         acc = acc * alpha[:, None]
         tlx.barrier_wait(k_full[slot], (it // NUM_BUFFERS) & 1)
         tlx.barrier_wait(v_full[prev], ((it - 1) // NUM_BUFFERS) & 1)
-        _turn_begin(g)
+        dev.turn_begin(g, True)
         qk = tlx.async_dot(q_buf, tlx.local_trans(k_smem[slot]))  # S_j
         if PV_IN_TURN:
             acc = tlx.async_dot(p.to(dtype), v_smem[prev], acc)  # O += P_{j-1} V_{j-1}
-            _turn_end(g, NUM_GROUPS)
+            dev.turn_end(g, NUM_GROUPS, True)
         else:
-            _turn_end(g, NUM_GROUPS)
+            dev.turn_end(g, NUM_GROUPS, True)
             acc = tlx.async_dot(p.to(dtype), v_smem[prev], acc)
         qk = tlx.async_dot_wait(1, qk)  # S_j done, PV still running
         tlx.barrier_arrive(k_empty[slot])
-        m_i, l_i, p_f32, alpha = _softmax_block(qk, m_i, l_i, q_start, j * BLOCK_N, S_kv, qk_scale, CAUSAL, BLOCK_M,
-                                                BLOCK_N)
+        m_i, l_i, p_f32, alpha = dev.softmax_block(qk, m_i, l_i, q_start, j * BLOCK_N, S_kv, qk_scale, CAUSAL, BLOCK_M,
+                                                   BLOCK_N)
         acc = tlx.async_dot_wait(0, acc)
         tlx.barrier_arrive(v_empty[prev])
         p = dev.p_operand(p_f32, dtype, LATE_P)
@@ -138,15 +90,8 @@ def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empt
     if RELEASE_Q:
         tlx.barrier_arrive(q_empty)
     # epilogue: the last P V
-    it = it0 + n_blocks - 1
-    last = it % NUM_BUFFERS
-    acc = acc * alpha[:, None]
-    tlx.barrier_wait(v_full[last], (it // NUM_BUFFERS) & 1)
-    _turn_begin(g)
-    acc = tlx.async_dot(p.to(dtype), v_smem[last], acc)
-    _turn_end(g, NUM_GROUPS)
-    acc = tlx.async_dot_wait(0, acc)
-    tlx.barrier_arrive(v_empty[last])
+    acc = dev.last_pv(acc, alpha, p, v_smem, v_full, v_empty, it0 + n_blocks - 1, g, NUM_BUFFERS, NUM_GROUPS, False,
+                      True)
     return acc, m_i, l_i
 
 
@@ -166,20 +111,14 @@ def ws_pingpong_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sca
     v_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
     v_empty = empty_barriers(NUM_BUFFERS, NUM_GROUPS, WARP_RELEASE)
 
-    bh = tl.program_id(1)
-    pid_m = tl.program_id(0)
-    if CAUSAL:
-        pid_m = tl.num_programs(0) - 1 - pid_m  # longest tiles first
-    tile_start = pid_m * (NUM_GROUPS * BLOCK_M)
+    bh, tile_start = dev.q_tile(NUM_GROUPS * BLOCK_M, CAUSAL)
     n_blocks = dev.kv_blocks(tile_start, NUM_GROUPS * BLOCK_M, S_q, S_kv, CAUSAL, BLOCK_N)
 
     with tlx.async_tasks():
         with tlx.async_task("default"):  # producer
-            for g in tl.static_range(NUM_GROUPS):
-                tlx.barrier_expect_bytes(q_full[g], BLOCK_M * HEAD_DIM * tlx.size_of(dtype))
-                tlx.async_descriptor_load(desc_q, q_smem[g], [bh * S_q + tile_start + g * BLOCK_M, 0], q_full[g])
-            produce_tile(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, 0, bh * S_kv, 0,
-                         n_blocks, BLOCK_N, HEAD_DIM, NUM_BUFFERS)
+            dev.load_q(desc_q, q_smem, q_full, bh * S_q + tile_start, BLOCK_M, HEAD_DIM, NUM_GROUPS)
+            dev.produce_kv(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, 0, bh * S_kv, 0,
+                           n_blocks, BLOCK_N, HEAD_DIM, NUM_BUFFERS)
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_GROUPS):  # consumers
             g: tl.constexpr = tlx.async_task_replica_id()
             if g == NUM_GROUPS - 1:
@@ -216,26 +155,7 @@ _tuner = C.Tuner()
 def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
             out=None, lse=None, want_lse: bool = False) -> C.Launch:
     """The launch of one config (CPU tensors work: compile-only inspection)."""
-    p = C.problem(q, k, v, causal, sm_scale)
-    cfg = dict(config or C.configs_for(CONFIGS, p.D)[0])
-    out, lse, store_lse = C.outputs(q, out, lse, want_lse)
-    tile_m = cfg["NUM_GROUPS"] * cfg["BLOCK_M"]
-    args, kw, staged = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], tile_m, store_lse)
-    grid = (triton.cdiv(p.S_q, cfg["NUM_GROUPS"] * cfg["BLOCK_M"]), p.BH)
-    return C.Launch(ws_pingpong_attention_kernel, args, dict(cfg, **kw, num_warps=4, num_stages=1), grid, out,
-                    lse, p, staged)
+    return C.tlx_launch(ws_pingpong_attention_kernel, CONFIGS, q, k, v, causal, config, sm_scale, out, lse, want_lse)
 
 
-def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
-           out=None, lse=None):
-    """One launch with ``config`` (default: the first of :data:`CONFIGS` that fits the head dim); returns ``out``."""
-    return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
-
-
-def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, out=None, graph: bool = False):
-    """Tuned over the :data:`CONFIGS` that fit the head dim, on first use per problem size; repeated calls launch
-    from a cache (:mod:`.calls`; ``graph=True`` with ``out``: a CUDA graph)."""
-    return _attention(q, k, v, causal, sm_scale, out=out, graph=graph)
-
-
-_attention = over_configs(prepare, CONFIGS, _tuner)
+launch, attention = module_calls(prepare, CONFIGS, _tuner)

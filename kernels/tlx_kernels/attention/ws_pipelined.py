@@ -15,8 +15,9 @@ After the loop, the last ``O += P V``. Three details make ptxas keep the overlap
 
 - the loop is a ``while``, not a ``for``: Triton's software pipeliner rewrites the waits of asynchronous
   wgmmas in ``scf.for`` loops to ``pendings=0`` right after each wgmma, which would serialise everything;
-- the softmax sits inside both arms of the mask branch (the two calls are the same on purpose): ptxas
-  schedules within basic blocks, and the branch merge keeps it from hoisting the wait above the softmax;
+- the softmax sits inside both arms of the mask branch (:func:`.device.softmax_block`; the two calls are the
+  same on purpose): ptxas schedules within basic blocks, and the branch merge keeps it from hoisting the wait above
+  the softmax;
 - ``P`` is converted after the wait: writing the registers an in-flight wgmma reads forces ptxas to wait
   first.
 
@@ -46,7 +47,7 @@ import triton.language.extra.tlx as tlx
 
 from tlx_kernels.attention import common as C
 from tlx_kernels.attention import device as dev
-from tlx_kernels.attention.calls import over_configs
+from tlx_kernels.attention.calls import module_calls
 
 
 @triton.jit
@@ -57,7 +58,6 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sc
                                   LATE_P: tl.constexpr = False, LATE_RESCALE: tl.constexpr = False,
                                   S_ALONE: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
-    TILE_BYTES: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(dtype)
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
     k_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
     v_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
@@ -67,40 +67,22 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sc
     v_full = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=1)
     v_empty = tlx.alloc_barriers(NUM_BUFFERS, arrive_count=NUM_GROUPS)
 
-    bh = tl.program_id(1)
-    pid_m = tl.program_id(0)
-    if CAUSAL:
-        pid_m = tl.num_programs(0) - 1 - pid_m  # longest tiles first
-    tile_start = pid_m * (NUM_GROUPS * BLOCK_M)
+    bh, tile_start = dev.q_tile(NUM_GROUPS * BLOCK_M, CAUSAL)
     n_blocks = dev.kv_blocks(tile_start, NUM_GROUPS * BLOCK_M, S_q, S_kv, CAUSAL, BLOCK_N)
 
     with tlx.async_tasks():
         with tlx.async_task("default"):  # producer: unchanged from step (b)
-            for g in tl.static_range(NUM_GROUPS):
-                tlx.barrier_expect_bytes(q_full[g], BLOCK_M * HEAD_DIM * tlx.size_of(dtype))
-                tlx.async_descriptor_load(desc_q, q_smem[g], [bh * S_q + tile_start + g * BLOCK_M, 0], q_full[g])
-            kv_row = bh * S_kv
-            for j in range(n_blocks):
-                slot = j % NUM_BUFFERS
-                phase = (j // NUM_BUFFERS) & 1
-                tlx.barrier_wait(k_empty[slot], phase ^ 1)
-                tlx.barrier_expect_bytes(k_full[slot], TILE_BYTES)
-                tlx.async_descriptor_load(desc_k, k_smem[slot], [kv_row + j * BLOCK_N, 0], k_full[slot])
-                tlx.barrier_wait(v_empty[slot], phase ^ 1)
-                tlx.barrier_expect_bytes(v_full[slot], TILE_BYTES)
-                tlx.async_descriptor_load(desc_v, v_smem[slot], [kv_row + j * BLOCK_N, 0], v_full[slot])
+            dev.load_q(desc_q, q_smem, q_full, bh * S_q + tile_start, BLOCK_M, HEAD_DIM, NUM_GROUPS)
+            dev.produce_kv(desc_k, desc_v, k_smem, v_smem, k_full, k_empty, v_full, v_empty, 0, bh * S_kv, 0,
+                           n_blocks, BLOCK_N, HEAD_DIM, NUM_BUFFERS)
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_GROUPS):  # consumers
             g: tl.constexpr = tlx.async_task_replica_id()
             q_start = tile_start + g * BLOCK_M
             acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
             tlx.barrier_wait(q_full[g], 0)
             # prologue: S_0 and P_0
-            tlx.barrier_wait(k_full[0], 0)
-            qk = tlx.async_dot(q_smem[g], tlx.local_trans(k_smem[0]))
-            qk = tlx.async_dot_wait(0, qk)
-            tlx.barrier_arrive(k_empty[0])
-            if dev.needs_mask(q_start, 0, S_kv, CAUSAL, BLOCK_N):
-                qk = dev.mask_scores(qk, q_start, 0, S_kv, CAUSAL, BLOCK_M, BLOCK_N)
+            qk = dev.scores(q_smem[g], k_smem, k_full, k_empty, 0, 0, q_start, 0, S_kv, g, CAUSAL, BLOCK_M, BLOCK_N,
+                            NUM_GROUPS, False)
             m_i, l_i, p_f32 = dev.softmax_first(qk, qk_scale)
             p = dev.p_operand(p_f32, dtype, LATE_P)
             alpha = tl.full([BLOCK_M], 1.0, tl.float32)
@@ -120,11 +102,8 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sc
                 acc = tlx.async_dot(p.to(dtype), v_smem[prev], acc)  # O += P_{j-1} V_{j-1}
                 qk = tlx.async_dot_wait(1, qk)  # S_j done, PV still running
                 tlx.barrier_arrive(k_empty[slot])
-                if dev.needs_mask(q_start, j * BLOCK_N, S_kv, CAUSAL, BLOCK_N):
-                    qk = dev.mask_scores(qk, q_start, j * BLOCK_N, S_kv, CAUSAL, BLOCK_M, BLOCK_N)
-                    m_i, l_i, p_f32, alpha = dev.softmax_next(qk, m_i, l_i, qk_scale)
-                else:
-                    m_i, l_i, p_f32, alpha = dev.softmax_next(qk, m_i, l_i, qk_scale)
+                m_i, l_i, p_f32, alpha = dev.softmax_block(qk, m_i, l_i, q_start, j * BLOCK_N, S_kv, qk_scale, CAUSAL,
+                                                           BLOCK_M, BLOCK_N)
                 acc = tlx.async_dot_wait(0, acc)
                 tlx.barrier_arrive(v_empty[prev])
                 if LATE_RESCALE:
@@ -132,13 +111,8 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sc
                 p = dev.p_operand(p_f32, dtype, LATE_P)
                 j += 1
             # epilogue: the last P V
-            last = (n_blocks - 1) % NUM_BUFFERS
-            if not LATE_RESCALE:
-                acc = acc * alpha[:, None]
-            tlx.barrier_wait(v_full[last], ((n_blocks - 1) // NUM_BUFFERS) & 1)
-            acc = tlx.async_dot(p.to(dtype), v_smem[last], acc)
-            acc = tlx.async_dot_wait(0, acc)
-            tlx.barrier_arrive(v_empty[last])
+            acc = dev.last_pv(acc, alpha, p, v_smem, v_full, v_empty, n_blocks - 1, g, NUM_BUFFERS, NUM_GROUPS,
+                              LATE_RESCALE, False)
             # O is staged in this consumer's Q buffer: its last reader, the last Q K^T, has completed
             dev.store_tile(acc, l_i, m_i, q_smem[g], desc_o, lse_ptr, bh, q_start, S_q, S_o, BLOCK_M, STORE_LSE)
             tlx.async_descriptor_store_wait(0)
@@ -166,26 +140,7 @@ _tuner = C.Tuner()
 def prepare(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
             out=None, lse=None, want_lse: bool = False) -> C.Launch:
     """The launch of one config (CPU tensors work: compile-only inspection)."""
-    p = C.problem(q, k, v, causal, sm_scale)
-    cfg = dict(config or C.configs_for(CONFIGS, p.D)[0])
-    out, lse, store_lse = C.outputs(q, out, lse, want_lse)
-    tile_m = cfg["NUM_GROUPS"] * cfg["BLOCK_M"]
-    args, kw, staged = C.tlx_args(p, q, k, v, out, lse, cfg["BLOCK_M"], cfg["BLOCK_N"], tile_m, store_lse)
-    grid = (triton.cdiv(p.S_q, cfg["NUM_GROUPS"] * cfg["BLOCK_M"]), p.BH)
-    return C.Launch(ws_pipelined_attention_kernel, args, dict(cfg, **kw, num_warps=4, num_stages=1), grid, out,
-                    lse, p, staged)
+    return C.tlx_launch(ws_pipelined_attention_kernel, CONFIGS, q, k, v, causal, config, sm_scale, out, lse, want_lse)
 
 
-def launch(q, k, v, causal: bool = False, config: dict[str, Any] | None = None, sm_scale: float | None = None,
-           out=None, lse=None):
-    """One launch with ``config`` (default: the first of :data:`CONFIGS` that fits the head dim); returns ``out``."""
-    return prepare(q, k, v, causal, config, sm_scale, out, lse).run()
-
-
-def attention(q, k, v, causal: bool = False, sm_scale: float | None = None, *, out=None, graph: bool = False):
-    """Tuned over the :data:`CONFIGS` that fit the head dim, on first use per problem size; repeated calls launch
-    from a cache (:mod:`.calls`; ``graph=True`` with ``out``: a CUDA graph)."""
-    return _attention(q, k, v, causal, sm_scale, out=out, graph=graph)
-
-
-_attention = over_configs(prepare, CONFIGS, _tuner)
+launch, attention = module_calls(prepare, CONFIGS, _tuner)

@@ -17,9 +17,9 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from tlx_kernels.broadcast.kernel import ACT_CODES, broadcast_linear_kernel
 from tlx_kernels.broadcast.tuning import Tuner
+from tlx_kernels.hopper import H200_SMS, SMEM_LIMIT, num_sms
 from tlx_kernels.launch import Graphs, Plans, layout, need_outputs
 
-H200_SMS = 132  # SMs of an H100/H200 SXM, used when no GPU is present
 BMU = 64  # rows of the user box: the smallest wgmma M (row 0 is the user, the rest are dropped)
 
 # Small config set for the tuner (first = default). Shared memory per config: ring
@@ -37,7 +37,6 @@ CONFIGS: list[dict[str, Any]] = [
          num_warps=4),  # 248; fastest on few-candidates (121, the default 109)
 ]
 DEFAULT: dict[str, Any] = CONFIGS[0]
-SMEM_LIMIT = 232448
 
 
 def sweep_configs(regs: tuple[int, ...] = (232,), m_chunks: tuple[int, ...] = (0, 1, 2)) -> list[dict[str, Any]]:
@@ -71,15 +70,6 @@ def config_name(cfg: dict[str, Any]) -> str:
     if cfg.get("CONSUMER_REGS", 232) != 232:
         name += f"_r{cfg['CONSUMER_REGS']}"
     return name
-
-
-def num_sms(device: Any = None) -> int:
-    """SM count of a CUDA ``device``; 132 (H100/H200 SXM) for CPU tensors or without a GPU."""
-    import torch
-
-    if getattr(device, "type", "cpu") == "cuda" and torch.cuda.is_available():
-        return torch.cuda.get_device_properties(device).multi_processor_count
-    return H200_SMS
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
-"""The op in plain PyTorch: the fp32 reference, the materialized baseline and the decomposed baseline."""
+"""The op in plain PyTorch: the fp32 reference, the materialized baseline and the decomposed baseline (and the
+library's relative error, :func:`rel_err`, to compare them)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from tlx_kernels.accuracy import rel_err
 
 
 def _act(y, act: str):
@@ -65,19 +68,6 @@ def decomposed(U, X, W, bias=None, act: str = "none"):
     return _act(Y, act)
 
 
-def rel_err(out, ref) -> float:
-    """max |out - ref| / max |ref| (inf where ``out`` has NaN or inf)."""
-    import math
-
-    import torch
-
-    o, r = out.float(), ref.float()
-    if not torch.isfinite(o).all():
-        return math.inf
-    den = r.abs().max().item() or 1.0
-    return (o - r).abs().max().item() / den
-
-
 def make_inputs(
     B: int, C: int, DU: int, DX: int, N: int, dtype: Any = None, device: Any = "cuda", bias: bool = True, seed: int = 0
 ):
@@ -91,3 +81,6 @@ def make_inputs(
     W = (torch.randn(DU + DX, N, device=device, generator=g) / (DU + DX) ** 0.5).to(dtype)
     b = torch.randn(N, device=device, generator=g).to(dtype) if bias else None
     return U, X, W, b
+
+
+__all__ = ["decomposed", "make_inputs", "materialized", "reference", "rel_err"]

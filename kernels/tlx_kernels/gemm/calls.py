@@ -9,7 +9,8 @@ from typing import Any
 
 from tlx_kernels import launch as L
 from tlx_kernels.gemm.common import check_operands, empty_out, empty_product
-from tlx_kernels.gemm.tuning import Tuner, problem_key
+from tlx_kernels.gemm.tuning import config_name, problem_key
+from tlx_kernels.tuner import Tuner
 
 
 def call_key(a, b, out, config: dict[str, Any] | None) -> tuple:
@@ -61,7 +62,7 @@ class Matmul:
         config = self.tuner.cache.get(pkey)
         if config is None:
             scratch = empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
-            config = self.tuner.choose(pkey, self.configs, lambda cfg: self.launch(a, b, cfg, scratch))
+            config = self.tuner.choose(pkey, self.configs, lambda cfg: self.launch(a, b, cfg, scratch), config_name)
         return config
 
     def matmul(self, a, b, *, config: dict[str, Any] | None = None, out=None, graph: bool = False):

@@ -1,7 +1,8 @@
 """Shared pieces of the GEMM library: shapes, operand views for TMA, descriptors, reference and error.
 
-It also re-exports the device helpers (:mod:`.device`) and the configs and tuner (:mod:`.tuning`), so kernels
-and scripts use one name, ``common`` (``C``).
+It also re-exports the device helpers (:mod:`.device`), the configs (:mod:`.tuning`), the GPU's facts
+(:mod:`tlx_kernels.hopper`), the tuner (:mod:`tlx_kernels.tuner`) and the relative error
+(:mod:`tlx_kernels.accuracy`), so kernels and scripts use one name, ``common`` (``C``).
 
 Operands may be row-major (``x.stride(1) == 1``) or column-major (``x.stride(0) == 1``, i.e. the
 transpose of a row-major tensor). TMA reads the underlying row-major storage: for a column-major
@@ -16,7 +17,6 @@ Nothing here imports the workbench: the library stands on Triton, TLX (``triton-
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,18 +24,11 @@ from typing import Any
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from tlx_kernels.accuracy import rel_err
 from tlx_kernels.gemm.device import operand, store_tile, tile_coords
-from tlx_kernels.gemm.tuning import (
-    SMEM_LIMIT,
-    Tuner,
-    bench_ms,
-    check_config,
-    config_name,
-    feasible,
-    problem_key,
-    smem_bytes,
-    variants,
-)
+from tlx_kernels.gemm.tuning import check_config, config_name, feasible, problem_key, smem_bytes, variants
+from tlx_kernels.hopper import H200_SMS, SMEM_LIMIT, num_sms
+from tlx_kernels.tuner import Tuner, bench_ms
 
 # Benchmark shapes (M, N, K): the cubes (the quick set first), then rectangles: tall, wide, small K, large K,
 # skinny M. Multiples of 16 (like most model shapes): operands go to TMA as they are.
@@ -58,22 +51,6 @@ QUICK_SHAPES: list[tuple[int, int, int]] = BENCH_SHAPES[:3]
 ODD_SHAPES: list[tuple[int, int, int]] = [(1000, 1000, 1000), (4095, 4095, 4095), (4095, 1000, 4096),
                                           (1000, 4095, 2048), (1000, 1500, 777), (3000, 200, 5000)]
 TEST_SHAPES: list[tuple[int, int, int]] = [*ODD_SHAPES, (4096, 4096, 4096)]
-
-H200_SMS = 132  # streaming multiprocessors of an H200 / H100 SXM (used when no GPU is present)
-
-
-def num_sms(device: Any = None) -> int:
-    """SM count of ``device`` (a CUDA device or tensor); 132 (H100/H200 SXM) without a GPU."""
-    try:
-        import torch
-
-        dev = getattr(device, "device", device)
-        if torch.cuda.is_available() and (dev is None or getattr(dev, "type", "cuda") == "cuda"):
-            return torch.cuda.get_device_properties(dev or 0).multi_processor_count
-    except Exception:  # pragma: no cover - best effort
-        pass
-    return H200_SMS
-
 
 # ------------------------------------------------------------------------------------------------
 # operands
@@ -193,10 +170,29 @@ def ab_descriptors(ops: Operands, a_rows: int, BN: int, BK: int) -> tuple[Tensor
     return a_desc, b_desc
 
 
+def tiles_grid(ops: Operands, BM: int, BN: int) -> tuple[int]:
+    """One CTA per ``BM x BN`` output tile."""
+    return (triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN),)
+
+
 def persistent_grid(ops: Operands, BM: int, BN: int, sms: int | None, device: Any) -> tuple[int]:
     """At most one CTA per SM, never more CTAs than tiles."""
-    tiles = triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN)
-    return (max(1, min(tiles, sms or num_sms(device))),)
+    return (max(1, min(tiles_grid(ops, BM, BN)[0], sms or num_sms(device))),)
+
+
+def tlx_prepare(a, b, cfg: dict[str, Any], out, kind: str, rows: int, sms: int | None = None,
+                persistent: bool = True) -> tuple[tuple, dict[str, Any], tuple[int], Any]:
+    """(args, kwargs, grid, out) of one launch of a TLX GEMM with ``cfg`` (checked for ``kind``): descriptors whose
+    A and C boxes are ``rows`` rows tall (what one consumer stores: a whole tile, or half of it), and a persistent
+    grid (``sms`` overrides the SM count) or one CTA per tile."""
+    check_config(cfg, kind)
+    ops = operands(a, b, out)
+    BM, BN, BK = cfg["BM"], cfg["BN"], cfg["BK"]
+    a_desc, b_desc = ab_descriptors(ops, rows, BN, BK)
+    c_desc = descriptor(ops.c, [rows, BN // cfg.get("EPI_SPLIT", 1)])
+    grid = persistent_grid(ops, BM, BN, sms, a) if persistent else tiles_grid(ops, BM, BN)
+    kwargs = dict(cfg, A_T=ops.a_t, B_T=ops.b_t)
+    return (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kwargs, grid, ops.c
 
 
 def empty_product(a, b, out=None):
@@ -221,17 +217,6 @@ def reference(a, b):
     if a.is_cuda:
         return a @ b
     return (a.float() @ b.float()).to(a.dtype)
-
-
-def rel_err(out, ref) -> float:
-    """max |out - ref| / max |ref| (inf if ``out`` holds NaN or inf)."""
-    import torch
-
-    o, r = out.float(), ref.float()
-    if not torch.isfinite(o).all():
-        return math.inf
-    den = r.abs().max().item() or 1.0
-    return (o - r).abs().max().item() / den
 
 
 def fp32_tolerance(dtype) -> float:
@@ -275,6 +260,8 @@ __all__ = [
     "smem_bytes",
     "store_tile",
     "tile_coords",
+    "tiles_grid",
+    "tlx_prepare",
     "tma_operand",
     "Tuner",
     "variants",

@@ -149,7 +149,7 @@ def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | Non
         kw["NUM_SMS"] = grid[0]
         kernel = dot_persistent_kernel
     else:
-        kernel, grid = dot_kernel, (triton.cdiv(ops.M, BM) * triton.cdiv(ops.N, BN),)
+        kernel, grid = dot_kernel, C.tiles_grid(ops, BM, BN)
     return kernel, (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kw, grid, ops.c
 
 

@@ -1,14 +1,11 @@
-"""Configs of the GEMM kernels (names, shared-memory budgets, sweep spaces) and the GPU tuner."""
+"""Configs of the GEMM kernels: names, shared-memory budgets, sweep spaces, the key a tuned config is valid for."""
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
-SMEM_LIMIT = 232448  # dynamic shared memory per CTA on sm_90 (227 KiB)
+from tlx_kernels.hopper import SMEM_LIMIT
 
 # ------------------------------------------------------------------------------------------------
 # configs
@@ -101,64 +98,13 @@ def feasible(configs: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any
     return out
 
 
-# ------------------------------------------------------------------------------------------------
-# tuning and timing
-# ------------------------------------------------------------------------------------------------
-
-
-def bench_ms(fn: Callable[[], Any], warmup_ms: int = 25, rep_ms: int = 100) -> float:
-    """Median ms of ``fn`` on the GPU with ``triton.testing.do_bench`` (L2 flushed before each run)."""
-    import triton.testing as tt
-
-    return float(tt.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
-
-
 def problem_key(a, b) -> tuple:
     """What a tuned config is valid for: sizes, dtype, operand majorness."""
     return (a.shape[0], b.shape[1], a.shape[1], str(a.dtype), a.stride(0) == 1, b.stride(0) == 1)
 
 
-@dataclass
-class Tuner:
-    """Pick the fastest config per problem key on the GPU (configs that fail are skipped, not fatal).
-
-    ``choose(key, configs, run)`` times ``run(cfg)`` for each config with :func:`bench_ms` and remembers
-    the winner; set ``TLX_KERNELS_NO_TUNE=1`` to always use the first config.
-    """
-
-    cache: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    timings: dict[Any, list[tuple[str, float]]] = field(default_factory=dict)
-    warmup_ms: int = 10
-    rep_ms: int = 40
-
-    def choose(self, key: Any, configs: Sequence[dict[str, Any]], run: Callable[[dict[str, Any]], Any]):
-        if key in self.cache:
-            return self.cache[key]
-        if len(configs) == 1 or os.environ.get("TLX_KERNELS_NO_TUNE"):
-            self.cache[key] = dict(configs[0])
-            return self.cache[key]
-        best, best_ms, rows, errors = None, math.inf, [], []
-        for cfg in configs:
-            try:
-                run(cfg)  # compile outside the timed region
-                ms = bench_ms(lambda cfg=cfg: run(cfg), warmup_ms=self.warmup_ms, rep_ms=self.rep_ms)
-            except Exception as e:  # a config that does not compile or launch is skipped
-                errors.append(f"{config_name(cfg)}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-                continue
-            rows.append((config_name(cfg), ms))
-            if ms < best_ms:
-                best, best_ms = cfg, ms
-        if best is None:
-            raise RuntimeError("no config ran: " + "; ".join(errors))
-        self.timings[key] = rows
-        self.cache[key] = dict(best)
-        return self.cache[key]
-
-
 __all__ = [
     "SMEM_LIMIT",
-    "Tuner",
-    "bench_ms",
     "check_config",
     "config_name",
     "feasible",

@@ -162,14 +162,7 @@ _tuner = C.Tuner()
 def prepare(a, b, config: dict[str, Any] | None = None, out=None, sms: int | None = None):
     """(args, kwargs, grid, out) of one launch: descriptors for ``config``'s tiles, persistent grid."""
     cfg = dict(config or DEFAULT)
-    C.check_config(cfg, KIND)
-    ops = C.operands(a, b, out)
-    BM, BN, BK = cfg["BM"], cfg["BN"], cfg["BK"]
-    a_desc, b_desc = C.ab_descriptors(ops, BM, BN, BK)
-    c_desc = C.descriptor(ops.c, [BM, BN // cfg.get("EPI_SPLIT", 1)])
-    grid = C.persistent_grid(ops, BM, BN, sms, a)
-    kwargs = dict(cfg, A_T=ops.a_t, B_T=ops.b_t)
-    return (a_desc, b_desc, c_desc, ops.M, ops.N, ops.K), kwargs, grid, ops.c
+    return C.tlx_prepare(a, b, cfg, out, KIND, cfg["BM"], sms)
 
 
 _matmul = Matmul(ws_pingpong_kernel, prepare, CONFIGS, _tuner)
