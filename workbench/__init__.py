@@ -29,6 +29,7 @@ __all__ = [
     "autotune",
     "check",
     "compile",
+    "export",
     "load_ipython_extension",
     "search",
     "unload_ipython_extension",
@@ -39,6 +40,7 @@ __all__ = [
 from workbench.check import check  # noqa: E402
 from workbench.compile import compile  # noqa: E402
 from workbench.ir.artifact import Artifact  # noqa: E402
+from workbench.report.export import export  # noqa: E402
 from workbench.search import autotune, search  # noqa: E402
 
 _SUBPACKAGES = {"analyse": "workbench.analyse", "check": "workbench.check", "run": "workbench.run",

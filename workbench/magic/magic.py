@@ -21,6 +21,7 @@ from workbench.magic import errors as _errors
 from workbench.magic import sections
 from workbench.magic.cell import Cell, CellSyntaxError, prepare
 from workbench.magic.status import status_line
+from workbench.report.export_launch import record_launch
 from workbench.report.report import Report
 from workbench.run.capture import Capture, Captured
 from workbench.run.device import detect
@@ -210,6 +211,15 @@ class TlxMagics(Magics):
     @argument("--budget", type=float, default=None, metavar="S", help="with --search: stop starting work after S s")
     @argument("--cluster", default=None, metavar="ADDRESS",
               help="with --search: a Ray cluster (ray://host:port or host:port; default RAY_ADDRESS, else local)")
+    @argument(
+        "--export",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="write the Report's kernel (--kernel, else the last launched) to PATH: a .py file is a standalone "
+        "reproducer script (plain python with triton-utlx, no workbench: inputs, launch, check, timing; compile-only "
+        "without a GPU), a .ndjson file its compile and launch records for TritonParse. Repeatable",
+    )
     @argument("--quiet", action="store_true", help="display nothing (errors and failed checks still fail)")
     @line_cell_magic
     def tlx(self, line: str = "", cell: str | None = None) -> None:
@@ -265,6 +275,10 @@ class TlxMagics(Magics):
         checks = sections.output_checks(specs, args, list(cap.entries.values()), ns, cap.sequence)
         reports = [self._report(e, e is primary, cap, cell, args, checks, device) for e in shown]
         sections.after_bench(specs, checks, args, ns, reports)  # re-checked in place after --bench
+        if args.export:
+            from workbench.report.export import export_cell
+
+            export_cell(reports, args.export, primary.artifact if primary is not None else None)
         self._remember(reports, args, primary)
         _display(reports, args, checks)
         bad = [c for c in checks if c["status"] in ("failed", "error")]
@@ -307,6 +321,7 @@ class TlxMagics(Magics):
             stages_first=sections.stage_list(args.stages, stages) if args.stages else [],
         )
         r.kernels = list(dict.fromkeys(x.name for x in cap.entries.values()))
+        r.launch = record_launch(e, args, self.shell.user_ns)  # what workbench.export needs (not serialised)
         r.findings = sections.findings(e)
         if primary and checks:
             if not r.runs:

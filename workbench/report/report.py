@@ -141,6 +141,8 @@ class Report:
     created: str = field(default_factory=_now)
     schema_version: str = SCHEMA_VERSION
     artifact: Any = field(default=None, repr=False, compare=False)  # the Artifact (not serialised)
+    # the cell's launch as workbench.export needs it (report/export_launch.py; not serialised)
+    launch: Any = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod

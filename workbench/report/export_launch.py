@@ -1,0 +1,199 @@
+"""What ``workbench.export`` needs from a live ``%%tlx`` cell run, kept on its Report (``Report.launch``).
+
+A Report's JSON says what ran (kernel source, argument shapes and dtypes, options). A reproducer needs more,
+which only the cell run has: the kernel object (to find the ``@triton.jit`` helpers and constants it uses),
+which notebook names in ``--check``/``--bench-ref`` are which kernel arguments (``c1`` is the storage of
+``c_desc.base``), the exact specialization Triton compiled (signature, constexprs, divisibility attributes),
+and the tensors' values where they are small enough to save. :func:`record_launch` takes all that at the end
+of the cell; tensors are held by weak reference only (a Report must not keep GPU memory alive), so values are
+saved only while the notebook still holds them, else the reproducer makes inputs from shape, dtype and seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.compile.binding import _OPTION_NAMES, bind
+from workbench.compile.targets import parse_target
+from workbench.compile.tuners import base_jit
+from workbench.run.fresh import _names, _tensors, storage_key
+from workbench.run.verify import parse_check
+
+__all__ = ["DescriptorRecord", "Launch", "TensorRecord", "record_launch", "tensor_record"]
+
+
+@dataclass
+class TensorRecord:
+    """One tensor as a view of its storage: enough to make it again (and its values, while alive)."""
+
+    dtype: str  # torch dtype name: 'bfloat16'
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int  # storage offset, in elements
+    storage: tuple  # workbench.run.fresh.storage_key: tensors that share it alias each other
+    storage_numel: int  # the storage's size in elements of ``dtype``
+    storage_bytes: int
+    ref: Any = field(default=None, repr=False, compare=False)  # weakref.ref to the tensor
+
+    def alive(self) -> Any:
+        return self.ref() if self.ref is not None else None
+
+    @property
+    def whole(self) -> bool:
+        """Whether this tensor is its storage, contiguous from its first element."""
+        n = 1
+        for s in self.shape:
+            n *= s
+        return self.offset == 0 and n == self.storage_numel and self.strides == _contiguous(self.shape)
+
+
+@dataclass
+class DescriptorRecord:
+    """A ``TensorDescriptor``: its base tensor and its other fields (shape, strides, block_shape, padding...)."""
+
+    base: TensorRecord
+    fields: dict[str, Any]
+    cls: Any  # its class (Triton's, or Gluon's TensorDescriptor)
+
+
+@dataclass
+class Launch:
+    """The last launch of one kernel in a cell, and the cell's expressions resolved against the notebook."""
+
+    kernel: Any  # the JITFunction
+    grid: tuple[int, ...] | None
+    params: dict[str, Any]  # parameter -> TensorRecord | DescriptorRecord | plain value
+    options: dict[str, Any]  # launch options: num_warps, num_stages, ...
+    signature: dict[str, str]  # Triton's specialization of this launch (for a compile without a GPU)
+    constexprs: dict[str, Any]
+    attrs: dict[tuple, Any]
+    target: str
+    checks: list[str] = field(default_factory=list)  # --check expressions, as written
+    atol: float | None = None
+    rtol: float | None = None
+    bench_ref: str | None = None
+    flops: float | None = None
+    bytes: float | None = None
+    names: dict[str, Any] = field(default_factory=dict)  # expression text -> value (tensors as TensorRecord)
+    outputs: set = field(default_factory=set)  # storage keys of what the checks' ACTUAL sides evaluate to
+
+
+def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
+    out, step = [], 1
+    for s in reversed(shape):
+        out.append(step)
+        step *= max(s, 1)
+    return tuple(reversed(out))
+
+
+def _is_tensor(v: Any) -> bool:
+    return hasattr(v, "untyped_storage") and hasattr(v, "dtype") and hasattr(v, "stride")
+
+
+def tensor_record(t: Any) -> TensorRecord:
+    item = t.element_size()
+    return TensorRecord(
+        dtype=str(t.dtype).replace("torch.", ""), shape=tuple(int(s) for s in t.shape),
+        strides=tuple(int(s) for s in t.stride()), offset=int(t.storage_offset()), storage=storage_key(t),
+        storage_numel=int(t.untyped_storage().nbytes() // item), storage_bytes=int(t.untyped_storage().nbytes()),
+        ref=weakref.ref(t))
+
+
+def _record_value(v: Any) -> Any:
+    if _is_tensor(v):
+        return tensor_record(v)
+    if type(v).__name__ == "TensorDescriptor" and dataclasses.is_dataclass(v) and _is_tensor(getattr(v, "base", None)):
+        rest = {f.name: getattr(v, f.name) for f in dataclasses.fields(v) if f.name != "base"}
+        return DescriptorRecord(tensor_record(v.base), rest, type(v))
+    return v
+
+
+def _unquote(s: str) -> str:
+    s = s.strip()
+    return s[1:-1] if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'" else s
+
+
+def _number(expr: str | None, ns: dict[str, Any]) -> float | None:
+    if not expr:
+        return None
+    try:
+        return float(eval(compile(_unquote(expr), "<export>", "eval"), ns))  # noqa: S307 - the user's expression
+    except Exception:
+        return None
+
+
+def _expression_names(exprs: list[str], ns: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for expr in exprs:
+        try:
+            found = _names(expr, ns)
+        except SyntaxError:
+            continue
+        for text, value in found:
+            out.setdefault(text, tensor_record(value) if _is_tensor(value) else value)
+    return out
+
+
+def _outputs(actual: str | None, ns: dict[str, Any]) -> set:
+    """The storages a check's ACTUAL side evaluates to (what ``--check`` poisons before its fresh run)."""
+    if not actual:
+        return set()
+    try:
+        value = eval(compile(actual, "<--check>", "eval"), ns)  # noqa: S307 - the user's own expression
+    except Exception:
+        return set()
+    return {storage_key(t) for t in _tensors(value)}
+
+
+def _specialization(fn: Any, params: dict[str, Any], bound: dict[str, Any], options: dict[str, Any],
+                    target: str) -> tuple[dict[str, str], dict[str, Any], dict[tuple, Any]]:
+    from triton.compiler import make_backend
+
+    args = tuple(bound[n] for n in fn.arg_names if n in bound)
+    b = bind(fn, make_backend(parse_target(target)), args, dict(options))
+    names = list(fn.arg_names)
+    consts = {names[k[0]] if len(k) == 1 and k[0] < len(names) else k: v for k, v in b.constexprs.items()}
+    attrs = {k: v for k, v in b.attrs.items() if v}  # paths with no attribute say nothing
+    return dict(b.signature), consts, attrs
+
+
+def record_launch(entry: Any, args: Any, ns: dict[str, Any]) -> Launch | None:
+    """The Launch of a captured kernel (``workbench.run.capture.Captured``) under the cell's options ``args``;
+    None when the kernel was never bound to arguments (or anything here failed: a cell never fails for it)."""
+    if not entry.bound:
+        return None
+    try:
+        return _record(entry, args, ns)
+    except Exception:
+        return None
+
+
+def _record(entry: Any, args: Any, ns: dict[str, Any]) -> Launch:
+    fn = base_jit(entry.kernel)
+    names = list(getattr(fn, "arg_names", []) or [])
+    params = {n: _record_value(entry.bound[n]) for n in names if n in entry.bound}
+    options = {k: v for k, v in entry.bound.items() if k not in names and k in _OPTION_NAMES}
+    target = getattr(args, "target", None) or "sm_90"
+    try:
+        signature, constexprs, attrs = _specialization(fn, params, entry.bound, options, target)
+    except Exception:
+        signature, constexprs, attrs = {}, {}, {}
+    checks = [_unquote(c) for c in (getattr(args, "check", None) or [])]
+    exprs, outputs = [], set()
+    for c in checks:
+        try:
+            spec = parse_check(c)
+        except SyntaxError:
+            continue
+        exprs += [e for e in (spec.actual, spec.expected) if e] if spec.actual else [spec.expr]
+        outputs |= _outputs(spec.actual, ns)
+    bench_ref = _unquote(args.bench_ref) if getattr(args, "bench_ref", None) else None
+    exprs += [bench_ref] if bench_ref else []
+    return Launch(kernel=fn, grid=tuple(entry.grid) if entry.grid else None, params=params, options=options,
+                  signature=signature, constexprs=constexprs, attrs=attrs, target=target, checks=checks,
+                  atol=getattr(args, "atol", None), rtol=getattr(args, "rtol", None), bench_ref=bench_ref,
+                  flops=_number(getattr(args, "flops", None), ns), bytes=_number(getattr(args, "bytes", None), ns),
+                  names=_expression_names(exprs, ns), outputs=outputs)
