@@ -9,6 +9,7 @@ import torch
 import triton
 import triton.language as tl
 import triton.profiler.language as pl
+from standin_driver import StandInDriver
 from triton.backends.compiler import GPUTarget
 from triton.compiler import make_backend
 
@@ -70,37 +71,17 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
 def test_active_driver_stands_in_and_restores_the_previous_state():
     from triton.runtime import driver
 
-    class StandIn:
-        def get_current_target(self):
-            return GPUTarget("standin", 90, 32)
-
     before = driver._active  # None until something resolves it (no GPU here: resolving would raise)
-    with active_driver(StandIn()) as s:
+    with active_driver(StandInDriver("standin")) as s:
         assert driver.active is s
         assert driver.active.get_current_target().backend == "standin"
     assert driver._active is before
     try:
-        with active_driver(StandIn()):
+        with active_driver(StandInDriver("standin")):
             raise KeyError("inside")
     except KeyError:
         pass
     assert driver._active is before
-
-
-class _JitDriver:
-    """What JITFunction.run(warmup=True) asks of the driver, for sm_90 on a machine with no GPU."""
-
-    def get_current_target(self):
-        return GPUTarget("cuda", 90, 32)
-
-    def get_active_torch_device(self):
-        return torch.device("cpu")
-
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
 
 
 @triton.jit
@@ -126,7 +107,7 @@ def test_jit_compile_after_workbench_compile_is_a_cache_hit(tmp_path, monkeypatc
                         lambda *, src, metadata, metadata_group, times, cache_hit: seen.append(cache_hit))
     x = torch.randn(3000)
     workbench.compile(_scale, x, torch.empty_like(x), x.numel(), 2.0, BLOCK=512, target="sm_90")
-    with active_driver(_JitDriver()):
+    with active_driver(StandInDriver()):  # sm_90, as JITFunction.run(warmup=True) asks
         _scale.warmup(x, torch.empty_like(x), x.numel(), 2.0, BLOCK=512, grid=(6,))
     assert seen == [False, True]
 
