@@ -35,7 +35,6 @@ import datetime as dt
 import itertools
 import json
 import os
-import queue
 import sys
 import threading
 import time
@@ -44,7 +43,7 @@ from typing import Any
 
 from workbench.measure.compare import fastest
 from workbench.measure.timing import TIMINGS
-from workbench.run.jobs import Jobs
+from workbench.run.jobs import Jobs, in_parallel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
@@ -52,6 +51,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from attention_jobs import BACKENDS, META, cname, item_name  # noqa: E402
 from attention_report import baseline_rows, print_table, targets  # noqa: E402
+from recordings import write_result  # noqa: E402
 
 VARIANTS = ("triton_baseline", "ws", "ws_pipelined", "ws_pingpong", "ws_persistent")
 TOP = "attention"  # the library's top-level attention(): its tuned pick among the variants
@@ -168,38 +168,24 @@ def extras(shape, args, swept: dict) -> dict[str, dict | None]:
 def preflight(items_by_case: dict, args, meta_dims: tuple = ()) -> set[str]:
     """Compile and check every (case, item) in parallel workers; the set of '<case>|<item>' that passed. Meta's
     kernels are compiled too (non-causal, head dims ``meta_dims``), so that the timing phase finds them cached."""
-    jobs: queue.Queue = queue.Queue()
-    for D in meta_dims:
-        for name in META:
-            jobs.put(dict(op="meta", shape=[4, 16, 1024, D, False], dtype=args.dtype, items=[name]))  # Z, H as bench
-    for (D, causal), items in items_by_case.items():
-        for i in range(0, len(items), 2):
-            jobs.put(dict(op="ours", shape=[*PREFLIGHT, D, causal], dtype=args.dtype, items=items[i:i + 2]))
+    jobs = [dict(op="meta", shape=[4, 16, 1024, D, False], dtype=args.dtype, items=[name])  # Z, H as the bench
+            for D in meta_dims for name in META]
+    jobs += [dict(op="ours", shape=[*PREFLIGHT, D, causal], dtype=args.dtype, items=items[i:i + 2])
+             for (D, causal), items in items_by_case.items() for i in range(0, len(items), 2)]
     ok, lock = set(), threading.Lock()
 
-    def work() -> None:
-        gpu = GPU(args.compile_timeout)
-        while True:
-            try:
-                job = jobs.get_nowait()
-            except queue.Empty:
-                break
-            for r in gpu.run(job):
-                with lock:
-                    case = f"{job['shape'][3]}-{job['shape'][4]}"
-                    if r["error"] is None:
-                        ok.add(f"{case}|{r['item']}")
-                    elif job["op"] == "meta":
-                        log(f"  preflight D{job['shape'][3]} {r['item']} (Meta's, not ours): {r['error']}")
-                    else:
-                        log(f"  preflight D{job['shape'][3]} causal={job['shape'][4]} {r['item']}: {r['error']}")
-        gpu.close()
+    def work(gpu: GPU, job: dict) -> None:
+        for r in gpu.run(job):
+            with lock:
+                case = f"{job['shape'][3]}-{job['shape'][4]}"
+                if r["error"] is None:
+                    ok.add(f"{case}|{r['item']}")
+                elif job["op"] == "meta":
+                    log(f"  preflight D{job['shape'][3]} {r['item']} (Meta's, not ours): {r['error']}")
+                else:
+                    log(f"  preflight D{job['shape'][3]} causal={job['shape'][4]} {r['item']}: {r['error']}")
 
-    threads = [threading.Thread(target=work) for _ in range(max(1, args.workers))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_parallel(jobs, args.workers, lambda: GPU(args.compile_timeout), work)
     ours = [k for k in ok if not k.split("|")[1].startswith("meta_")]
     log(f"  preflight: {len(ours)}/{sum(len(v) for v in items_by_case.values())} of ours ok")
     return ok
@@ -271,17 +257,6 @@ def device_info() -> dict:
 
     p = torch.cuda.get_device_properties(0)
     return dict(device=p.name, sms=p.multi_processor_count, torch=torch.__version__, triton=triton.__version__)
-
-
-def write(doc: dict, args, stem: str) -> Path:
-    date = dt.date.today().isoformat()
-    path = Path(args.out) if args.out else ROOT / "bench" / "results" / f"{stem}-{date}.json"
-    if path.exists() and not args.out:
-        path = path.with_name(f"{stem}-{date}-{dt.datetime.now():%H%M%S}.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, default=str))
-    log(f"\nwrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
-    return path
 
 
 # ------------------------------------------------------------------------------------------------
@@ -428,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     doc = sweep_main(args, info) if args.sweep else bench_main(args, info)
     doc["wall_s"] = round(time.perf_counter() - t0, 1)
-    write(doc, args, "attention-sweep" if args.sweep else "attention")
+    path = write_result(doc, "attention-sweep" if args.sweep else "attention", args.out)
+    log(f"\nwrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     return 0
 
 

@@ -34,6 +34,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from recordings import write_result  # noqa: E402
+
 TOL = 1e-2
 
 
@@ -280,16 +284,6 @@ def run_sweep(args, shapes, good: list[dict[str, Any]], t_start: float) -> tuple
     return rows, best
 
 
-def write(doc: dict[str, Any], stem: str, explicit: str | None) -> Path:
-    date = _dt.datetime.now().strftime("%Y-%m-%d")
-    path = Path(explicit) if explicit else ROOT / "bench" / "results" / f"{stem}-{date}.json"
-    if path.exists() and not explicit:
-        path = path.with_name(f"{stem}-{date}-{_dt.datetime.now().strftime('%H%M%S')}.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, default=str))
-    return path
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shapes", default=None, help="comma list of BENCH_SHAPES names (default: all)")
@@ -342,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     if not good:
         log("no config passed the check; nothing timed")
         doc.update(rows=[], wall_s=round(time.time() - t_start, 1))
-        log(f"wrote {write(doc, 'broadcast-sweep' if args.sweep else 'broadcast', args.out)}")
+        log(f"wrote {write_result(doc, 'broadcast-sweep' if args.sweep else 'broadcast', args.out)}")
         return 1
     if args.sweep:
         rows, best = run_sweep(args, shapes, good, t_start)
@@ -360,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         log(f"main shape vs materialized: {ratio if ratio is None else round(ratio, 3)}x (target >= 2x)")
     doc["wall_s"] = round(time.time() - t_start, 1)
-    log(f"wrote {write(doc, 'broadcast-sweep' if args.sweep else 'broadcast', args.out)} ({doc['wall_s']} s)")
+    log(f"wrote {write_result(doc, 'broadcast-sweep' if args.sweep else 'broadcast', args.out)} ({doc['wall_s']} s)")
     return 0
 
 

@@ -35,7 +35,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import queue
 import sys
 import threading
 import time
@@ -44,7 +43,7 @@ from typing import Any
 
 from workbench.measure.compare import fastest
 from workbench.measure.timing import TIMINGS
-from workbench.run.jobs import Answer, Jobs
+from workbench.run.jobs import Answer, Jobs, in_parallel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
@@ -52,6 +51,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from gemm_jobs import META_FILES  # noqa: E402
 from gemm_report import OURS, baseline_rows, print_table, ranking, rounds_rows, summary  # noqa: E402
+from recordings import write_result  # noqa: E402
 
 LIBRARY = OURS + ("triton_dot",)
 META_DEFAULT = ("meta_ws", "meta_coop")  # Meta's two fastest Hopper GEMMs in the 2026-12-03 run
@@ -99,34 +99,21 @@ def preflight(plan: dict[str, list[dict]], shapes: list, args) -> dict[str, dict
     """{kernel: {config: "ok" | error}}: every config checked at ``shapes``, ``args.workers`` workers at once."""
     from tlx_kernels.gemm.common import config_name
 
-    jobs: queue.Queue = queue.Queue()
-    for kernel, cfgs in plan.items():
-        for i in range(0, len(cfgs), 3):
-            jobs.put((kernel, cfgs[i : i + 3]))
+    chunks = [(kernel, cfgs[i : i + 3]) for kernel, cfgs in plan.items() for i in range(0, len(cfgs), 3)]
     verdict: dict[str, dict[str, str]] = {k: {} for k in plan}
     lock = threading.Lock()
 
-    def work() -> None:
-        gpu = GPU(args.job_timeout)
-        while True:
-            try:
-                kernel, cfgs = jobs.get_nowait()
-            except queue.Empty:
-                break
-            for shape in shapes:
-                base = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, time=False)
-                for r in run_configs(gpu, dict(base, configs=cfgs, rep_ms=1)):
-                    with lock:
-                        if verdict[kernel].get(r["config"], "ok") == "ok":
-                            verdict[kernel][r["config"]] = "ok" if not r.get("error") else f"{shape}: {r['error']}"
-                cfgs = [c for c in cfgs if verdict[kernel].get(config_name(c)) == "ok"]
-        gpu.close()
+    def work(gpu: GPU, chunk: tuple[str, list[dict]]) -> None:
+        kernel, cfgs = chunk
+        for shape in shapes:
+            base = dict(op="configs", kernel=kernel, shape=shape, dtype=args.dtype, tol=TOL, time=False)
+            for r in run_configs(gpu, dict(base, configs=cfgs, rep_ms=1)):
+                with lock:
+                    if verdict[kernel].get(r["config"], "ok") == "ok":
+                        verdict[kernel][r["config"]] = "ok" if not r.get("error") else f"{shape}: {r['error']}"
+            cfgs = [c for c in cfgs if verdict[kernel].get(config_name(c)) == "ok"]
 
-    threads = [threading.Thread(target=work) for _ in range(max(1, args.workers))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_parallel(chunks, args.workers, lambda: GPU(args.job_timeout), work)
     for kernel, v in verdict.items():
         bad = {c: e for c, e in v.items() if e != "ok"}
         log(f"  preflight {kernel}: {len(v) - len(bad)}/{len(v)} ok")
@@ -252,16 +239,6 @@ def with_swept(plan: dict[str, list[dict]], source: str) -> dict[str, list[dict]
                 merged.append(cfg)
         out[kernel] = merged
     return out
-
-
-def write(doc: dict, args, stem: str) -> Path:
-    date = dt.datetime.now().strftime("%Y-%m-%d")
-    path = Path(args.out) if args.out else ROOT / "bench" / "results" / f"{stem}-{date}.json"
-    if path.exists() and not args.out:
-        path = path.with_name(f"{stem}-{date}-{dt.datetime.now():%H%M%S}.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, default=str))
-    return path
 
 
 def bench_shapes(gpu: GPU, passing: dict, kernels: list[str], shapes, args, cub: dict,
@@ -413,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         records = bench_shapes(gpu, passing, kernels, shapes, args, cub, inter)
     gpu.close()
     doc = report(args, info, shapes, records, cub, inter, verdict, t_start)
-    path = write(doc, args, "gemm-sweep" if args.sweep else "gemm")
+    path = write_result(doc, "gemm-sweep" if args.sweep else "gemm", args.out)
     log(f"\nwrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ({doc['wall_s']} s)")
     return 0
 

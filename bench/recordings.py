@@ -1,13 +1,30 @@
-"""Where the GPU runs of the tutorials are kept: ``bench/results/notebooks/<stem>-h200-<date>[-runN].ipynb``
-(the executed notebooks ``bench/gpu_session.sh tutorials`` returns, as plain notebooks JupyterLab opens), and
-which one is the newest."""
+"""Where the benches' results are kept: ``write_result`` writes a run's JSON as ``bench/results/<stem>-<date>.json``;
+the GPU runs of the tutorials are ``bench/results/notebooks/<stem>-h200-<date>[-runN].ipynb`` (the executed
+notebooks ``bench/gpu_session.sh tutorials`` returns, as plain notebooks JupyterLab opens), and
+``newest_recording`` says which one is the newest."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import re
 from pathlib import Path
+from typing import Any
 
-RECORDED = Path(__file__).resolve().parent / "results" / "notebooks"
+RESULTS = Path(__file__).resolve().parent / "results"
+RECORDED = RESULTS / "notebooks"
+
+
+def write_result(doc: dict[str, Any], stem: str, explicit: str | None = None) -> Path:
+    """Write ``doc`` as JSON to ``explicit``, else to ``bench/results/<stem>-<date>.json`` (a second run that day
+    adds the time rather than overwrite the first); returns the path."""
+    now = dt.datetime.now()
+    path = Path(explicit) if explicit else RESULTS / f"{stem}-{now:%Y-%m-%d}.json"
+    if path.exists() and not explicit:
+        path = path.with_name(f"{stem}-{now:%Y-%m-%d-%H%M%S}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, default=str))
+    return path
 _NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-run(\d+))?\.ipynb")
 
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from workbench.run.jobs import Jobs
+from workbench.run.jobs import Jobs, in_parallel
 
 HERE = os.path.dirname(__file__)
 
@@ -55,3 +55,29 @@ def test_each_item_in_its_own_call_so_a_hang_costs_that_item_alone(jobs):
     assert [r["item"] for r in rows] == ["a", "hang", "b"]
     assert "why" not in rows[0] and rows[1]["why"].startswith("hung") and "why" not in rows[2]
     assert rows[0]["pid"] != rows[2]["pid"]  # the hang's process was replaced
+
+
+def test_in_parallel_drains_one_queue_on_threads_each_with_its_own_closed_worker():
+    import threading
+
+    made, done, lock = [], [], threading.Lock()
+
+    class Stand:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    def make():
+        with lock:
+            made.append(Stand())
+            return made[-1]
+
+    def work(w, task):
+        with lock:
+            done.append((id(w), task))
+
+    in_parallel(range(20), 3, make, work)
+    assert sorted(t for _, t in done) == list(range(20))
+    assert len(made) == 3 and all(w.closed for w in made)
+    assert {w for w, _ in done} <= {id(w) for w in made}

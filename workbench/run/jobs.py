@@ -15,21 +15,24 @@ the item it starts, so that a caller can tell which one hung. Outside a worker, 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import itertools
 import json
 import os
+import queue
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol, TypeVar
 
 from workbench.run.protocol import Encoder, KernelRef
 from workbench.run.watchdog import Outcome, Worker
 
-__all__ = ["Answer", "Jobs", "report"]
+__all__ = ["Answer", "Jobs", "in_parallel", "report"]
 
 SETUP_S = 120.0  # a cold worker: importing torch, creating its CUDA context
 _ENTRY = KernelRef("callable", "job", "workbench.run.jobs:run_job")
@@ -146,3 +149,34 @@ class Jobs:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class _Closing(Protocol):
+    def close(self) -> None: ...
+
+
+W = TypeVar("W", bound=_Closing)
+T = TypeVar("T")
+
+
+def in_parallel(tasks: Iterable[T], threads: int, make: Callable[[], W], work: Callable[[W, T], None]) -> None:
+    """``work(w, task)`` for every task, on ``threads`` threads that each take the next task from a common queue,
+    with its own ``w = make()`` (e.g. a ``Jobs``: its own worker process), closed at the end."""
+    todo: queue.Queue = queue.Queue()
+    for task in tasks:
+        todo.put(task)
+
+    def drain() -> None:
+        with contextlib.closing(make()) as w:
+            while True:
+                try:
+                    task = todo.get_nowait()
+                except queue.Empty:
+                    return
+                work(w, task)
+
+    running = [threading.Thread(target=drain) for _ in range(max(1, threads))]
+    for t in running:
+        t.start()
+    for t in running:
+        t.join()
