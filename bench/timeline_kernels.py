@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib
-import importlib.util
 import json
 import sys
 import time
@@ -88,27 +87,13 @@ def gemm_case(name: str, size: int) -> dict[str, Any]:
             "flops": 2.0 * size**3, "source": f"tlx_kernels.gemm.{name} (prepare, DEFAULT)"}
 
 
-def _tutorial(name: str) -> Path:
-    import triton
-
-    cands = [Path(triton.__file__).resolve().parents[1] / "tlx" / "tutorials" / f"{name}.py"]
-    spec = importlib.util.find_spec("tlx")
-    if spec and spec.submodule_search_locations:
-        cands += [Path(p) / "tutorials" / f"{name}.py" for p in spec.submodule_search_locations]
-    found = next((p for p in cands if p.exists()), None)
-    if found is None:
-        raise FileNotFoundError(f"{name}.py not found in {[str(c) for c in cands]}")
-    return found
-
-
 def fa_case(batch: int, heads: int, seq: int, dim: int) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
+    from tlx_kernels import meta_tutorials
 
-    path = _tutorial(FA_TUTORIAL)
-    spec = importlib.util.spec_from_file_location("_timeline_fa", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = meta_tutorials.load(FA_TUTORIAL)
+    path = meta_tutorials.tutorial_dir() / f"{FA_TUTORIAL}.py"
     torch.manual_seed(0)
     q, k, v = (torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     sm_scale = dim**-0.5
