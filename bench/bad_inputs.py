@@ -20,6 +20,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from recordings import source_tree  # noqa: E402
+
 SETUP = "import torch\nx = torch.randn(1024)\ny = torch.empty(1024)\nh = torch.empty(512, 512, dtype=torch.float16)"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -173,7 +177,7 @@ def _tree() -> dict:
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
-    return {"commit": git("rev-parse", "--short", "HEAD"),
+    return {"commit": source_tree(),
             "uncommitted": git("status", "--porcelain", "--", "workbench").splitlines()}
 
 

@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from recordings import versions  # noqa: E402
+
 WS_GEMM = "meta ws gemm (persistent cooperative)"
 TARGET_COLD_S, TARGET_HIT_MS = 3.0, 20.0
 
@@ -105,21 +108,6 @@ def measure(name: str, compile_fn, repeat: int) -> dict:
                 sass_extra_s=round(sass_s, 3), hit_ms=round(1e3 * statistics.median(hits), 3),
                 hit_max_ms=round(1e3 * max(hits), 3), disk_hit_ms=round(1e3 * disk_hit, 3),
                 sass_lines=len(sass.splitlines()), tasks=len(art.metadata.tasks))
-
-
-def versions() -> dict:
-    from importlib.metadata import version
-
-    import torch
-    import triton
-
-    try:
-        tree = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=False).stdout.strip()
-    except OSError:
-        tree = None
-    return {"triton": triton.__version__, "triton_utlx": version("triton-utlx"), "torch": torch.__version__,
-            "python": platform.python_version(), "tree": tree}
 
 
 def main() -> int:

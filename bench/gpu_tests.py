@@ -16,11 +16,13 @@ import datetime as dt
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+from recordings import source_tree  # noqa: E402
 
 
 class Recorder:
@@ -38,16 +40,6 @@ class Recorder:
         elif report.skipped and isinstance(report.longrepr, tuple):
             row["reason"] = report.longrepr[2]
         self.rows.setdefault(report.nodeid, row)
-
-
-def _tree(explicit: str | None) -> str:
-    if explicit or os.environ.get("WB_TREE"):
-        return explicit or os.environ["WB_TREE"]
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        return out.stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         python=platform.python_version(),
         command="python3 bench/gpu_tests.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         pytest_args=pytest_args,
-        tree=_tree(args.tree),
+        tree=source_tree(args.tree) or "unknown",
         exit_status=status,
         counts=counts,
         wall_s=round(wall, 1),

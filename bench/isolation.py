@@ -32,31 +32,12 @@ import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from run_notebook import cell_facts  # noqa: E402
+
 NOTEBOOK = ROOT / "bench" / "notebooks" / "isolation.ipynb"
 HANG_TIMEOUT_S = 3.0
-
-
-def _iso(ts: str | None) -> float | None:
-    if not ts:
-        return None
-    try:
-        return dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def cell_rows(nb) -> list[dict]:
-    rows = []
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        ex = cell.metadata.get("execution", {})
-        start, end = _iso(ex.get("iopub.execute_input")), _iso(ex.get("shell.execute_reply"))
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        rows.append({"index": i, "first_line": cell.source.splitlines()[0][:80] if cell.source else "",
-                     "seconds": round(end - start, 3) if start and end else None, "ran": bool(ex),
-                     "error": f"{errors[0]['ename']}: {errors[0]['evalue']}"[:3000] if errors else None})
-    return rows
 
 
 def execute(nb, deadline: float) -> list[str]:
@@ -158,7 +139,7 @@ def main() -> int:
     except Exception:
         result["problems"] = [traceback.format_exc()[-3000:]]
     record = json.loads(nb_out.read_text()) if nb_out.exists() else {}
-    cells = cell_rows(nb) if nb is not None else []
+    cells = cell_facts(nb) if nb is not None else []
     result.update(cells=cells, cases=cases(record, cells), notebook_record=record, wall_s=round(time.time() - t0, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str))

@@ -35,6 +35,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from recordings import versions  # noqa: E402
+from run_notebook import cell_facts  # noqa: E402
+
 NOTEBOOK = ROOT / "bench" / "notebooks" / "meta_tutorials.ipynb"
 GEMMS = ["hopper_gemm_pipelined", "hopper_gemm_ws", "hopper-persistent-gemm-ws-cooperative",
          "hopper-persistent-gemm-ws-pingpong"]
@@ -239,24 +244,6 @@ def execute(path: Path, cell_timeout: int, rows_path: Path) -> tuple[object, flo
     return nb, time.perf_counter() - t0, stopped
 
 
-def cell_facts(nb) -> list[dict]:
-    out = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        ex = cell.metadata.get("execution", {})
-        start, end = ex.get("iopub.execute_input"), ex.get("shell.execute_reply")
-        seconds = None
-        if start and end:
-            seconds = round((dt.datetime.fromisoformat(end.replace("Z", "+00:00"))
-                             - dt.datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds(), 2)
-        errors = [f"{o.get('ename')}: {str(o.get('evalue'))[:300]}" for o in cell.get("outputs", [])
-                  if o.get("output_type") == "error"]
-        out.append({"name": cell.metadata.get("name"), "seconds": seconds, "ran": bool(ex),
-                    "error": errors[0] if errors else None})
-    return out
-
-
 def add_ratios(rows: list[dict]) -> None:
     """Each tutorial's speed against the baseline cell's cuBLAS / torch SDPA (default backend) of its shape."""
     base = {("gemm", tuple(r["shape"])): r for r in rows if r["tutorial"] == "cuBLAS"}
@@ -289,23 +276,6 @@ def print_table(rows: list[dict]) -> None:
         print(f"{r['tutorial']:44} {'x'.join(map(str, r['shape'])):16} {r['status']:14} "
               f"{_num(r, 'median_ms', '9.3f')} {_num(r, 'tflops', '8.1f')} {_num(r, 'ratio_vs_ref', '7.3f')} "
               f"{_num(r, 'ratio_vs_baseline', '7.3f')}")
-
-
-def versions() -> dict:
-    import platform
-    import subprocess
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": platform.python_version()}
-    for pkg in ("torch", "triton", "triton-utlx"):
-        try:
-            out[pkg.replace("-", "_")] = version(pkg)
-        except PackageNotFoundError:
-            out[pkg.replace("-", "_")] = None
-    tree = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                          check=False).stdout.strip()
-    out["tree"] = os.environ.get("WB_TREE") or tree or None
-    return out
 
 
 def main() -> int:

@@ -1,13 +1,17 @@
-"""Where the benches' results are kept: ``write_result`` writes a run's JSON as ``bench/results/<stem>-<date>.json``;
-the GPU runs of the tutorials are ``bench/results/notebooks/<stem>-h200-<date>[-runN].ipynb`` (the executed
-notebooks ``bench/gpu_session.sh tutorials`` returns, as plain notebooks JupyterLab opens), and
-``newest_recording`` says which one is the newest."""
+"""Where the benches' results are kept: ``write_result`` writes a run's JSON as ``bench/results/<stem>-<date>.json``,
+``versions`` and ``source_tree`` say what it ran on; the GPU runs of the tutorials are
+``bench/results/notebooks/<stem>-h200-<date>[-runN].ipynb`` (the executed notebooks ``bench/gpu_session.sh
+tutorials`` returns, as plain notebooks JupyterLab opens), and ``newest_recording`` says which one is the newest."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import platform
 import re
+import subprocess
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,31 @@ def write_result(doc: dict[str, Any], stem: str, explicit: str | None = None) ->
     path.write_text(json.dumps(doc, indent=1, default=str))
     return path
 _NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-run(\d+))?\.ipynb")
+
+
+def source_tree(explicit: str | None = None) -> str | None:
+    """The commit measured: ``explicit``, else ``$WB_TREE`` (the device machine's copy of .git can be stale), else
+    ``git rev-parse --short HEAD`` of this checkout."""
+    if explicit or os.environ.get("WB_TREE"):
+        return explicit or os.environ["WB_TREE"]
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=RESULTS.parents[1], capture_output=True,
+                             text=True, check=False)
+    except OSError:
+        return None
+    return out.stdout.strip() or None
+
+
+def versions() -> dict[str, str | None]:
+    """Python, torch, triton and triton-utlx versions, and the source tree."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for pkg in ("torch", "triton", "triton-utlx"):
+        try:
+            out[pkg.replace("-", "_")] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg.replace("-", "_")] = None
+    out["tree"] = source_tree()
+    return out
 
 
 def newest_recording(stem: str, folder: Path = RECORDED) -> Path | None:
