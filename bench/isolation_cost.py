@@ -49,9 +49,11 @@ LAST = _ts
 
 def stats(ts: list[float], skip: int = 20) -> dict[str, Any]:
     """Median and p10/p90 in microseconds, without the first ``skip`` (warm-up) samples."""
-    xs = sorted(ts[skip:])
-    return {"median_us": round(statistics.median(xs) * 1e6, 1), "p10_us": round(xs[len(xs) // 10] * 1e6, 1),
-            "p90_us": round(xs[9 * len(xs) // 10] * 1e6, 1), "n": len(xs)}
+    from workbench.measure.timing import quantile
+
+    xs = ts[skip:]
+    return {"median_us": round(statistics.median(xs) * 1e6, 1), "p10_us": round(quantile(xs, 0.1) * 1e6, 1),
+            "p90_us": round(quantile(xs, 0.9) * 1e6, 1), "n": len(xs)}
 
 
 def plain(kernel: Any, z: Any, n: int) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.measure import interleave
+from workbench.measure.timing import host_per_call
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "kernels"))
@@ -54,22 +55,6 @@ class Path:
     plans: Any = None  # the tlx_kernels.launch.Plans the path's cached launches count in
     into: Any = None  # the caller's output buffer the path writes (NaN-poisoned before the check)
     counts: dict = field(default_factory=dict)
-
-
-def per_call(fn: Callable[[], Any], calls: int) -> tuple[float, float]:
-    """(host us per call, wall us per call) of ``calls`` back-to-back calls of ``fn``."""
-    import torch
-
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    t2 = time.perf_counter()
-    return (t1 - t0) / calls * 1e6, (t2 - t0) / calls * 1e6
 
 
 def compiled_call(kernel, args, kwargs, grid) -> Callable[[], Any]:
@@ -208,7 +193,7 @@ def checked(paths: list[Path]) -> tuple[list[Path], list[dict]]:
 def measure(paths: list[Path], calls: int, n_rounds: int) -> list[dict]:
     def time_one(p: Path) -> tuple[float, float]:
         before = p.plans.counts["cached"] if p.plans is not None else 0
-        result = per_call(p.run, calls)
+        result = host_per_call(p.run, calls)
         if p.plans is not None:  # the launches of this path's calls that came from a plan
             p.counts["cached"] = p.counts.get("cached", 0) + p.plans.counts["cached"] - before
         return result

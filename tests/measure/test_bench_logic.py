@@ -156,3 +156,13 @@ def test_time_call_times_a_users_loop_warm_or_the_kernel_flushed(fake, monkeypat
     assert launched.count(fake.flush_ms) > 0.8 * launched.count(0.2)  # a flush before each timed call
     with pytest.raises(ValueError, match="timing must be one of"):
         timing.time_call(lambda: None, 20, "graph")
+
+
+def test_host_per_call_is_the_loop_before_the_synchronize_and_wall_after_it(fake, monkeypatch):
+    import time as _time
+
+    synced: list[int] = []
+    monkeypatch.setattr(fake, "synchronize", lambda: synced.append(fake.launches) or _time.sleep(0.02))
+    host_us, wall_us = timing.host_per_call(lambda: fake.launch(0.001), calls=10, warmup=3)
+    assert synced == [3, 13]  # after the warm-up, then after the timed calls
+    assert wall_us - host_us >= 0.02 / 10 * 1e6 * 0.9  # the final synchronize is in the wall time only

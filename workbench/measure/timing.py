@@ -1,5 +1,6 @@
 """`bench`: CUDA-event timing with warm-up, L2 flush, rotating inputs and CUDA-graph replay; `time_call`: one call's
-median as a user's loop sees it or with L2 flushed (the one timing every bench and tuner uses)."""
+median as a user's loop sees it or with L2 flushed (the one timing every bench and tuner uses); `host_per_call`:
+the host's time per call of back-to-back calls."""
 
 from __future__ import annotations
 
@@ -285,6 +286,22 @@ def time_call(fn: Callable[[], Any], rep_ms: float, timing: str = "calls", warmu
         raise ValueError(f"timing must be one of {sorted(TIMINGS)}, got {timing!r}")
     warmup = max(5.0, rep_ms / 4) if warmup_ms is None else warmup_ms
     return bench(fn, warmup_ms=warmup, rep_ms=rep_ms, flush_l2=timing == "flush", graph=False).median_ms
+
+
+def host_per_call(fn: Callable[[], Any], calls: int = 1000, warmup: int = 20) -> tuple[float, float]:
+    """(host us per call, wall us per call) of ``calls`` back-to-back calls of ``fn`` after ``warmup`` calls: the
+    host time is the loop's before the final synchronize, the wall time includes it (wall ~ host: the GPU waited
+    for the host). Raises GPURequiredError without a CUDA GPU."""
+    torch = require_gpu("Timing")
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return (t1 - t0) / calls * 1e6, (time.perf_counter() - t0) / calls * 1e6
 
 
 def _bench_graph_flushed(
