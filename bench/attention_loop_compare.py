@@ -6,7 +6,7 @@
 
 Every kernel is compiled for sm_90 at B4 H32 S4096 D128 bf16, non-causal: our ws_pipelined and ws_pingpong with
 their default config and each of their TRIALS, and Meta's Hopper FA tutorials from the installed triton-utlx
-wheel (unmodified, their own config). For each, ``bench/sass_loop_mix.py``'s analysis of the first consumer's
+wheel (unmodified, their own config). For each, ``workbench.analyse.loop_mix``'s analysis of the first consumer's
 loop: instructions per warp on the steady path, how many run under the S = Q K^T wgmma, under the P V wgmma,
 and exposed (none of the warpgroup's own wgmmas in flight), and the F2FP / PRMT / FMUL counts that move between
 those. Where the newest ``bench/results/attention-*.json`` timed a kernel at this shape, its measured TFLOP/s
@@ -25,9 +25,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
-sys.path.insert(0, str(ROOT / "bench"))
 
-import sass_loop_mix  # noqa: E402  (bench/: its hot-loop analysis)
+from workbench.analyse.loop_mix import code_lines, loop_mix  # noqa: E402
 
 SHAPE = (4, 32, 4096, 128)
 META = ("hopper_fa_ws", "hopper_fa_ws_pipelined", "hopper_fa_ws_pipelined_pingpong",
@@ -79,7 +78,7 @@ def measured(kernel: str) -> dict[str, Any] | None:
 def summary(label: str, bench_name: str, art: Any) -> dict[str, Any]:
     from tlx_kernels.attention import device as dev
 
-    res = sass_loop_mix.analyse(art.stages["sass"], art.metadata.tasks, 1, [sass_loop_mix._lines_of(dev.mask_scores)])
+    res = loop_mix(art, 1, [code_lines(dev.mask_scores)])
     groups = {g["kind"]: g for g in res["overlap"]}
     count = {c: res["counts_per_warp"].get(c, 0) for c in ("F2FP", "FMUL", "other")}
     return dict(kernel=label, steady_instructions=res["steady_path_instructions"],

@@ -15,10 +15,10 @@ from tlx_kernels import meta_tutorials as mt  # noqa: E402
 
 from workbench.analyse.orchestration import build_model  # noqa: E402
 from workbench.analyse.orchestration_arith import evaluate  # noqa: E402
-from workbench.analyse.orchestration_ir import Op, element_bytes, memdesc_type, parse_ttgir  # noqa: E402
 from workbench.analyse.orchestration_sim import simulate  # noqa: E402
 from workbench.analyse.orchestration_state import MBarrier, NamedBarrier  # noqa: E402
 from workbench.check.values import launch_values  # noqa: E402
+from workbench.ir.mlir import Op, element_bytes, memdesc_type, parse_ttgir  # noqa: E402
 
 
 @functools.cache

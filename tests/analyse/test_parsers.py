@@ -3,11 +3,11 @@
 from workbench.analyse.diff import diff
 from workbench.analyse.layouts import parse_layouts, parse_params
 from workbench.analyse.llvm_dbg import llvm_line_locations
-from workbench.analyse.mlir_loc import LocTable, mlir_line_locations, trailing_loc
 from workbench.analyse.ptx_loc import ptx_line_locations
-from workbench.analyse.sass_lines import sass_line_locations
 from workbench.analyse.srcmap import build_line_map, invert
-from workbench.analyse.types import Loc
+from workbench.ir.loc import Loc
+from workbench.ir.mlir_loc import LocTable, mlir_line_locations, trailing_loc
+from workbench.ir.sass import sass_line_locations
 
 MLIR = """#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], \
 order = [1, 0]}>

@@ -1,4 +1,4 @@
-"""bench/sass_loop_mix.py on the CPU: the SASS parser finds the attention consumer's steady-state loop and its mix.
+"""workbench.analyse.loop_mix (and bench/sass_loop_mix.py) on the CPU: the attention consumer's steady loop and its mix.
 
 If ptxas or Triton change the SASS's shape (labels, //## line comments, USETMAXREG per task, HGMMA groups), these
 fail instead of the script silently reporting an empty loop.
@@ -11,6 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from workbench.analyse.loop_mix import loop_mix, overlap
+from workbench.analyse.sass_loops import hot_loop, paths, task_regions
+from workbench.ir.sass import read_sass
 
 pytest.importorskip("torch")
 
@@ -52,8 +56,8 @@ def test_softmax_overlaps_the_pv_wgmma_and_cycles_add_up(attention):
     assert 0 < attention["wave_efficiency"] <= 1 and attention["ceiling_tflops"] > attention["measured_tflops"]
 
 
-def loop_mix(mix, config):
-    """analyse() of ws_pipelined at the case's shape (B4 H32 S4096 D128 bf16, non-causal) with ``config``."""
+def attention_mix(mix, config):
+    """loop_mix() of ws_pipelined at the case's shape (B4 H32 S4096 D128 bf16, non-causal) with ``config``."""
     import torch
     from tlx_kernels.attention import ws_pipelined as W
 
@@ -62,7 +66,7 @@ def loop_mix(mix, config):
     q = torch.empty(4, 32, 4096, 128, dtype=torch.bfloat16)
     launch = W.prepare(q, q, q, False, config)
     art = workbench.compile(launch.kernel, *launch.args, target="sm_90", **launch.kwargs)
-    return mix.analyse(art.stages["sass"], art.metadata.tasks, 1, mix.attention_case()["excluded"])
+    return loop_mix(art, 1, mix.attention_case()["excluded"])
 
 
 def test_late_p_converts_p_under_the_next_s_wgmma(mix, attention):
@@ -70,7 +74,7 @@ def test_late_p_converts_p_under_the_next_s_wgmma(mix, attention):
     flight, and the PRMT repack into the HGMMA's A registers disappears."""
     from tlx_kernels.attention import ws_pipelined as W
 
-    late = loop_mix(mix, dict(W.DEFAULT, LATE_P=True))
+    late = attention_mix(mix, dict(W.DEFAULT, LATE_P=True))
     assert attention["exposed"].get("F2FP", 0) == 32  # the default converts after the PV wait, exposed
     s_group = next(g for g in late["overlap"] if g["kind"] == "SS")
     assert s_group["during"].get("F2FP", 0) >= 30 and late["exposed"].get("F2FP", 0) <= 2
@@ -97,12 +101,13 @@ SYNTHETIC = """\
 """
 
 
-def test_parser_on_a_hand_written_loop(mix):
-    instrs, labels = mix.parse_sass(SYNTHETIC)
-    (region,) = mix.task_regions(instrs, "TRY_ALLOC", 240)
-    head, back = mix.hot_loop(instrs, labels, region, "HGMMA")
+def test_loop_on_a_hand_written_sass():
+    sass = read_sass(SYNTHETIC)
+    instrs = sass.instrs
+    (region,) = task_regions(sass, "TRY_ALLOC", 240)
+    head, back = hot_loop(sass, region, "HGMMA")
     assert (instrs[head].line, instrs[back].line) == (3, 11)
-    got = sorted(len(p) for p in mix.paths(instrs, labels, head, back))
+    got = sorted(len(p) for p in paths(sass, head, back))
     assert got == [7, 8]  # the retry branch is not taken; the if forks
-    groups, _exposed = mix.overlap(instrs, max(mix.paths(instrs, labels, head, back), key=len))
+    groups, _exposed = overlap(instrs, max(paths(sass, head, back), key=len))
     assert groups[0]["during"] == {"FSEL/FSETP": 1, "MUFU.EX2": 1, "other": 1}

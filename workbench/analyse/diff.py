@@ -6,7 +6,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from workbench.analyse.mlir_loc import trailing_loc
+from workbench.ir.mlir_loc import trailing_loc
 
 _LOC_DEF = re.compile(r"^#loc\d*\s*=")
 _PTX_LOC = re.compile(r"^\s*\.loc\s")

@@ -7,9 +7,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from workbench.analyse.mlir_loc import LocTable, trailing_loc
-from workbench.analyse.orchestration_ir import element_bytes
 from workbench.ir.artifact import DeclaredLayout, Layouts, ValueUse
+from workbench.ir.mlir import element_bytes
+from workbench.ir.mlir_loc import LocTable, trailing_loc
 
 _DECL = re.compile(r"^(#[A-Za-z_][\w]*)\s*=\s*#(ttg|ttng|ttag|amdgpu)\.(\w+)<(.*)>\s*$")
 _SHARED_KINDS = {"nvmma_shared", "swizzled_shared", "shared_memory", "padded_shared", "shared_linear"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from workbench.analyse.types import Loc
+from workbench.ir.loc import Loc
 
 _MD_DEF = re.compile(r"^(!\d+)\s*=\s*(?:distinct\s+)?!(\w+)\((.*)\)\s*$")
 _FIELD = re.compile(r'(\w+):\s*("(?:[^"\\]|\\.)*"|![\d]+|[^,]+)')

@@ -29,17 +29,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.analyse.orchestration_ir import (
-    Op,
-    Region,
-    element_bytes,
-    kernel_function,
-    memdesc_type,
-    parse_ttgir,
-    walk,
-)
 from workbench.analyse.orchestration_ops import VIEW_OPS, SyncOp, classify, tma_operands
 from workbench.analyse.srcmap import same_file
+from workbench.ir.mlir import Op, Region, element_bytes, kernel_function, memdesc_type, parse_ttgir, walk
 
 _COUNT = re.compile(r"^%[\w.$#-]+\s*,\s*(-?\d+)")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from workbench.analyse.orchestration_ir import Op
+from workbench.ir.mlir import Op
 
 _UNSET = object()
 _CONST = re.compile(r"^(-?\d+|true|false)\s*(?::\s*(i\d+|index))?\s*$")

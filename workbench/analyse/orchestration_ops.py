@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from workbench.analyse.orchestration_ir import Op, element_bytes, memdesc_type
+from workbench.ir.mlir import Op, element_bytes, memdesc_type
 
 VIEW_OPS = {"ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reinterpret",
             "ttg.memdesc_subview", "ttg.memdesc_reshape"}

@@ -22,7 +22,6 @@ from typing import Any
 
 from workbench.analyse.orchestration import Orchestration, SyncOp
 from workbench.analyse.orchestration_arith import ARITH_OPS, evaluate
-from workbench.analyse.orchestration_ir import Op, Region, memdesc_type
 from workbench.analyse.orchestration_sim_ops import (
     BadIndex,
     Blocked,
@@ -34,6 +33,7 @@ from workbench.analyse.orchestration_sim_ops import (
     sync_op,
 )
 from workbench.analyse.orchestration_state import VC, Access, MBarrier, Memory, NamedBarrier, Race
+from workbench.ir.mlir import Op, Region, memdesc_type
 
 _FOR = re.compile(r"^(%[\w.$-]+) = (%[\w.$#-]+) to (%[\w.$#-]+) step (%[\w.$#-]+)(?:\s+iter_args\((.*?)\))?")
 _PAIR = re.compile(r"(%[\w.$-]+) = (%[\w.$-]+(?:#\d+)?)")

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.analyse.orchestration_ir import Op
 from workbench.analyse.orchestration_ops import SyncOp, tma_operands
 from workbench.analyse.orchestration_state import Access, MBarrier, NamedBarrier, join
+from workbench.ir.mlir import Op
 
 _PROXY_BASE = 1_000
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from workbench.analyse.types import Loc
+from workbench.ir.loc import Loc
 
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")

@@ -6,10 +6,10 @@ import os
 from collections.abc import Callable
 
 from workbench.analyse.llvm_dbg import llvm_line_locations
-from workbench.analyse.mlir_loc import mlir_line_locations
 from workbench.analyse.ptx_loc import ptx_line_locations
-from workbench.analyse.sass_lines import sass_line_locations
-from workbench.analyse.types import Loc
+from workbench.ir.loc import Loc
+from workbench.ir.mlir_loc import mlir_line_locations
+from workbench.ir.sass import sass_line_locations
 
 __all__ = ["Loc", "build_line_map", "invert", "same_file", "stage_locations"]
 

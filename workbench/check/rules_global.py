@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from workbench.analyse.orchestration_ir import walk
 from workbench.check.context import Context
 from workbench.check.findings import Finding
+from workbench.ir.mlir import walk
 
 _INT = re.compile(r"^(?:dense<)?(-?\d+)>?\s*:")
 _RANGE = re.compile(r"end\s*=\s*(-?\d+)\s*:\s*i32,\s*start\s*=\s*(-?\d+)")

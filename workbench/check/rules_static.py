@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 import re
 
-from workbench.analyse.orchestration_ir import Op, walk
 from workbench.check.context import COMPLETES, READS, WRITES, Context
 from workbench.check.findings import Finding, related
 from workbench.compile.targets import smem_limit
+from workbench.ir.mlir import Op, walk
 
 
 def _kib(n: int) -> str:

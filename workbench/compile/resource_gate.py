@@ -20,10 +20,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from workbench.analyse.orchestration_ir import parse_ttgir, walk
 from workbench.compile import progress
 from workbench.compile.targets import smem_limit
 from workbench.errors import CompileError
+from workbench.ir.mlir import parse_ttgir, walk
 
 __all__ = ["allocations", "gate"]
 

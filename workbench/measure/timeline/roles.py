@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import ast
 import linecache
-import re
 from collections import Counter
 
-from workbench.analyse.mlir_loc import LocTable
-from workbench.measure.timeline.ttgir_text import TTGIR, Region, trailing_loc
+from workbench.ir.mlir import kernel_function
+from workbench.ir.mlir_loc import trailing_loc
+from workbench.measure.timeline.ttgir_text import TTGIR, Region
 
-_FUNC = re.compile(r"^\s*tt\.func\s+public\b")
 SIMILAR = 0.5  # Jaccard similarity of op locations above which consecutive regions are replicas
 
 
 def _locs(ir: TTGIR, r: Region) -> set[str]:
-    return {trailing_loc(ir.lines[i]) for i in r.body()} - {"unknown", "#loc"}
+    return {trailing_loc(ir.lines[i]) for i in r.body()} - {None, "unknown", "#loc"}
 
 
 def _similar(a: set[str], b: set[str]) -> bool:
@@ -122,13 +121,8 @@ def _call_attr(node: ast.With) -> str | None:
 def task_names_from_ttgir(ir: TTGIR) -> list[str | None] | None:
     """Task names read from the kernel's source file, found through the ``tt.func`` location (printed
     after the function's closing brace)."""
-    head = next((i for i, ln in enumerate(ir.lines) if _FUNC.match(ln)), None)
-    if head is None:
-        return None
-    close = next((j for j in range(head + 1, len(ir.lines)) if ir.indents[j] <= ir.indents[head]), None)
-    if close is None:
-        return None
-    locs, _ = LocTable(ir.text).resolve(trailing_loc(ir.lines[close]))
+    func = kernel_function(ir.module, public=True)
+    locs = func.locs if func is not None else []
     if not locs:
         return None
     src = "".join(linecache.getlines(locs[0].file))

@@ -28,16 +28,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.ir.mlir import closes_region, op_name, op_operands, opens_region
+from workbench.ir.mlir_loc import trailing_loc
 from workbench.measure.timeline.roles import kind_of, name_regions
-from workbench.measure.timeline.ttgir_text import (
-    TTGIR,
-    Region,
-    closes_region,
-    op_name,
-    opens_region,
-    operands,
-    trailing_loc,
-)
+from workbench.measure.timeline.ttgir_text import TTGIR, Region
 
 LEVELS = ("task", "waits", "fine")
 
@@ -135,7 +129,7 @@ def _widen_epilogue(ir: TTGIR, run: tuple[int, int, str, int]) -> tuple[int, int
 
 def barrier_set(ir: TTGIR, line: int) -> str:
     """The name of the barrier set a wait op waits on (``full``, ``k_empties``, ``named9``)."""
-    ops = operands(ir.lines[line])
+    ops = op_operands(ir.lines[line])
     if not ops:
         return "barrier"
     if op_name(ir.lines[line]) == "tlx.named_barrier_wait":
@@ -154,7 +148,7 @@ def barrier_set(ir: TTGIR, line: int) -> str:
             continue
         op = op_name(ir.lines[d])
         if op in _VIEW_OPS:
-            name, at = operands(ir.lines[d])[0], d
+            name, at = op_operands(ir.lines[d])[0], d
             continue
         if op == "scf.for" and (init := ir.iter_init(d, name)):
             name, at = init, d
@@ -211,7 +205,7 @@ def instrument(text: str, level: str = "fine", task_names: list[str] | None = No
         plan.scopes[task] = 1
         for first, last, act, anchor in _runs(ir, region, _BY_LEVEL[level]):
             name = f"{role}/{act}" + (f":{barrier_set(ir, anchor)}" if act == "wait" else "")
-            loc = trailing_loc(ir.lines[anchor])
+            loc = trailing_loc(ir.lines[anchor]) or "unknown"
             before.setdefault(first, []).append(_record(ir.indents[first], True, name, loc))
             after.setdefault(last, []).insert(0, _record(ir.indents[last], False, name, loc))
             plan.scopes[name] = plan.scopes.get(name, 0) + 1

@@ -1,14 +1,16 @@
-"""MLIR location parsing: `#locN = loc(...)` aliases, name/callsite/fused locations, op lines."""
+"""MLIR locations: the `#locN = loc(...)` table, name/callsite/fused locations, and each line's trailing `loc(...)`."""
 
 from __future__ import annotations
 
 import re
 
-from workbench.analyse.types import Loc
+from workbench.ir.loc import Loc
 
 _ALIAS_DEF = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)\s*$")
-# The trailing `loc(...)` of an op line (balanced parentheses are handled by _trailing_loc).
 _FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+# what a line's parentheses are counted from: a quoted string (file names and value names may hold parentheses)
+# is one token, so only the parentheses outside strings count
+_PAREN_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|[()]')
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -99,23 +101,38 @@ class LocTable:
         return out, name
 
 
-def trailing_loc(line: str) -> str | None:
-    """The location expression of an op line's trailing `loc(...)`, or None."""
+def _trailing_span(line: str) -> tuple[int, str] | None:
+    """(index of ``loc`` in ``line``, the expression inside its parentheses) of a ``loc(...)`` that ends ``line``."""
     s = line.rstrip()
     if not s.endswith(")"):
         return None
-    depth = 0
-    for i in range(len(s) - 1, -1, -1):
-        c = s[i]
-        if c == ")":
-            depth += 1
-        elif c == "(":
-            depth -= 1
-            if depth == 0:
-                if s[max(0, i - 3) : i] == "loc":
-                    return s[i + 1 : -1]
-                return None
-    return None
+    stack: list[int] = []
+    opener = None
+    for m in _PAREN_OR_STRING.finditer(s):
+        if m.group() == "(":
+            stack.append(m.start())
+        elif m.group() == ")":
+            opener = stack.pop() if stack else None
+    if opener is None or stack or opener < 3 or s[opener - 3:opener] != "loc":
+        return None
+    if opener > 3 and (s[opener - 4].isalnum() or s[opener - 4] in "_.$"):
+        return None  # 'alloc(...)', 'myloc(...)': not a location
+    return opener - 3, s[opener + 1:-1]
+
+
+def trailing_loc(line: str) -> str | None:
+    """The location expression of a line's trailing ``loc(...)`` (``#loc12``, ``unknown``,
+    ``callsite(#loc1 at #loc2)``, ``"name"(#loc3)``...), or None when the line does not end in one."""
+    span = _trailing_span(line)
+    return span[1] if span else None
+
+
+def strip_loc(line: str) -> tuple[str, str | None]:
+    """``line`` without its trailing ``loc(...)`` (and trailing blanks), and the location expression (or None)."""
+    span = _trailing_span(line)
+    if span is None:
+        return line.rstrip(), None
+    return line[:span[0]].rstrip(), span[1]
 
 
 def mlir_line_locations(text: str) -> dict[int, list[Loc]]:
@@ -134,16 +151,3 @@ def mlir_line_locations(text: str) -> dict[int, list[Loc]]:
             result[i] = locs
     return result
 
-
-def mlir_value_names(text: str) -> dict[int, str]:
-    """1-based line -> the name location of the op on that line (the user's variable)."""
-    table = LocTable(text)
-    names: dict[int, str] = {}
-    for i, line in enumerate(text.splitlines(), start=1):
-        expr = trailing_loc(line)
-        if expr is None or line.lstrip().startswith("#loc"):
-            continue
-        _, name = table.resolve(expr)
-        if name:
-            names[i] = name
-    return names

@@ -1,4 +1,4 @@
-"""Small value types shared by the IR parsers."""
+"""A source location, the one value every IR reader maps a stage line to."""
 
 from __future__ import annotations
 
