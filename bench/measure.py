@@ -58,18 +58,23 @@ def part_ceilings(torch, prof) -> dict[str, Any]:
 def part_bench_vs_do_bench(torch, prof, rounds: int = 3) -> dict[str, Any]:
     from triton.testing import do_bench
 
+    from workbench.measure import interleave
+
     n = 8192
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     flops = 2.0 * n**3
-    ours: list[float] = []
-    theirs: list[float] = []
     results = []
-    for _ in range(rounds):  # interleave so clock and thermal drift hits both alike
-        r = prof.bench(torch.matmul, a, b, flops=flops, name="torch.matmul bf16 8192^3")
-        results.append(r)
-        ours.append(r.median_ms)
-        theirs.append(do_bench(lambda: torch.matmul(a, b), return_mode="median"))
+
+    def time_ours() -> float:
+        results.append(prof.bench(torch.matmul, a, b, flops=flops, name="torch.matmul bf16 8192^3"))
+        return results[-1].median_ms
+
+    # interleaved rounds (workbench.measure.interleave), so clock and thermal drift hit both alike
+    times = interleave.rounds({"bench": time_ours, "do_bench": lambda: do_bench(lambda: torch.matmul(a, b),
+                                                                           return_mode="median")},
+                              rounds, lambda f: f())
+    ours, theirs = times["bench"], times["do_bench"]
     m_ours, m_theirs = statistics.median(ours), statistics.median(theirs)
     rel = m_ours / m_theirs - 1.0
     last = results[-1]
