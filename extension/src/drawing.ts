@@ -1,12 +1,6 @@
 /** Canvas drawings of layouts: distributed ownership maps and shared-memory swizzles. */
 import { el, clear } from './dom';
-import {
-  OwnershipMap,
-  SharedLayout,
-  bankConflicts,
-  bankOf,
-  sharedOffset
-} from './layouts';
+import { OwnershipMap, SharedMap, bankConflicts, bankOf, sharedOffset } from './layouts';
 
 const MAX_CELLS = 128;
 
@@ -90,29 +84,19 @@ export function drawOwnership(host: HTMLElement, map: OwnershipMap, colorBy = 'w
   });
 }
 
-export function drawShared(
-  host: HTMLElement,
-  layout: SharedLayout,
-  shape: number[],
-  description: string
-): void {
+export function drawShared(host: HTMLElement, layout: SharedMap, description: string): void {
   clear(host);
-  const v = view2d(shape);
-  // Rows and columns in storage order: columns run along the contiguous dim (order[0]).
-  const contiguousLast = layout.order[0] === shape.length - 1 || shape.length === 1;
-  const rowsAll = contiguousLast ? v.rows : v.cols;
-  const colsAll = contiguousLast ? v.cols : v.rows;
-  const rows = Math.min(rowsAll, 64);
-  const cols = Math.min(colsAll, MAX_CELLS);
+  // Rows and columns in storage order: columns run along the contiguous dim.
+  const rows = Math.min(layout.rows, 64);
+  const cols = Math.min(layout.cols, MAX_CELLS);
   const cell = Math.max(4, Math.min(22, Math.floor(900 / Math.max(cols, 1))));
-  const conflicts = bankConflicts(layout, rowsAll, colsAll);
+  const conflicts = bankConflicts(layout);
   const stats = el('div', { class: 'tlx-layout-note' });
   stats.textContent =
-    `${description}: ${layout.vec}-element chunks, perPhase ${layout.perPhase}, maxPhase ${layout.maxPhase}` +
-    (layout.swizzleBytes ? `, ${layout.swizzleBytes}-byte swizzle` : '') +
-    `. Bank conflicts: 8 rows \u00d7 16 B (ldmatrix / wgmma) ${conflicts.columnWays}-way; ` +
+    `${description}: one buffer is ${layout.rows}\u00d7${layout.cols} elements of ${layout.elemBytes} B. ` +
+    `Bank conflicts: 8 rows \u00d7 16 B (ldmatrix / wgmma) ${conflicts.columnWays}-way; ` +
     `one row, 32 threads \u00d7 4 B ${conflicts.rowWays}-way.` +
-    ` Rows are the ${contiguousLast ? 'leading' : 'trailing'} dim; colour = physical 16-byte chunk.`;
+    ` Rows are the ${layout.contiguousLast ? 'leading' : 'trailing'} dim; colour = physical 16-byte chunk.`;
   const canvas = el('canvas', { class: 'tlx-layout-canvas', width: cols * cell, height: rows * cell });
   const info = el('div', { class: 'tlx-layout-info', text: 'Hover an element to see where it is stored.' });
   host.append(stats, canvas, info);
@@ -123,9 +107,9 @@ export function drawShared(
   const chunkElems = Math.max(1, 16 / layout.elemBytes);
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
-      const off = sharedOffset(layout, r, c, colsAll, rowsAll);
+      const off = sharedOffset(layout, r, c);
       const chunk = Math.floor(off / chunkElems) % 8;
-      ctx.fillStyle = `hsl(${chunk * 45}, 60%, ${c % chunkElems === 0 ? 55 : 68}%)`;
+      ctx.fillStyle = off < 0 ? '#ddd' : `hsl(${chunk * 45}, 60%, ${c % chunkElems === 0 ? 55 : 68}%)`;
       ctx.fillRect(c * cell, r * cell, cell - 1, cell - 1);
     }
   }
@@ -136,7 +120,7 @@ export function drawShared(
     if (r < 0 || c < 0 || r >= rows || c >= cols) {
       return;
     }
-    const off = sharedOffset(layout, r, c, colsAll, rowsAll);
+    const off = sharedOffset(layout, r, c);
     info.textContent =
       `row ${r}, column ${c}: element offset ${off} (byte ${off * layout.elemBytes}), ` +
       `16-byte chunk ${Math.floor(off / chunkElems) % 8} of its 128-byte line, bank ${bankOf(layout, off)}`;

@@ -1,21 +1,24 @@
-/** The Layouts tab: values and buffers with their layouts, TTGIR's declared layouts, and drawings. */
+/**
+ * The Layouts tab: values and buffers with their layouts, TTGIR's declared layouts, and drawings made from
+ * the linear layouts the Report carries (layouts.linear, computed by Triton's C++ when the kernel compiled).
+ */
 import { Child, clear, el } from './dom';
 import { drawOwnership, drawShared } from './drawing';
-import { ParsedAttr, dtypeBytes, ownership, parseAttr, parseGluon, sharedLayout, toLinearLayout } from './layouts';
-import { Report } from './types';
+import { distributed, ownership, sharedMap } from './layouts';
+import { LinearLayout, Report } from './types';
+
+/** What to draw for a row: the declared layout's alias and kind, and the shape and dtype of its value. */
+interface Target {
+  alias: string;
+  kind: string;
+  shape: number[];
+  dtype: string;
+  label: string;
+}
+
+const sameShape = (a: number[], b: number[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 export function renderLayouts(host: HTMLElement, r: Report): void {
-  const resolveAlias = (alias: string): string | null => {
-    const d = r.declared.find(x => x.alias === alias || x.alias === `#${alias.replace(/^#/, '')}`);
-    return d ? d.attr : null;
-  };
-  const attrFor = (ttgir: string, gluon: string): ParsedAttr | null => {
-    let text = ttgir.trim();
-    if (text && !text.includes('<')) {
-      text = resolveAlias(text) ?? '';
-    }
-    return (text ? parseAttr(text) : null) ?? (gluon ? parseGluon(gluon) : null);
-  };
   clear(host);
   const drawing = el('div', { class: 'tlx-layout-drawing' });
   const colorBy = el('select', { class: 'tlx-color-by' }) as HTMLSelectElement;
@@ -24,12 +27,13 @@ export function renderLayouts(host: HTMLElement, r: Report): void {
   }
   let redraw: (() => void) | null = null;
   colorBy.addEventListener('change', () => redraw?.());
-  const select = (row: HTMLElement, attr: ParsedAttr | null, shape: number[], dtype: string, label: string) => {
+  const select = (row: HTMLElement, t: Target) => {
     for (const tr of Array.from(host.querySelectorAll('tr.tlx-selected'))) {
       tr.classList.remove('tlx-selected');
     }
     row.classList.add('tlx-selected');
-    redraw = () => drawLayout(drawing, attr, shape, dtype, label, colorBy.value, resolveAlias);
+    const data = r.linear.find(l => l.alias === t.alias && sameShape(l.value_shape, t.shape) && l.dtype === t.dtype);
+    redraw = () => drawLayout(drawing, t, data ?? null, colorBy.value, r);
     redraw();
     colorBy.scrollIntoView({ block: 'start', behavior: 'auto' });
   };
@@ -53,8 +57,11 @@ export function renderLayouts(host: HTMLElement, r: Report): void {
         cell(v.reason)
       );
       tr.title = v.ttgir;
+      // a value's layout is the declared attribute it carries (its text, or its alias)
+      const d = r.declared.find(x => x.attr === v.ttgir || x.alias === v.ttgir);
+      const label = `${v.name}: ${v.layout || v.ttgir}`;
       tr.addEventListener('click', () =>
-        select(tr, attrFor(v.ttgir, v.layout), v.shape, v.dtype, `${v.name}: ${v.layout || v.ttgir}`)
+        select(tr, { alias: d?.alias ?? '', kind: d?.kind ?? '', shape: v.shape, dtype: v.dtype, label })
       );
       body.append(tr);
     });
@@ -75,8 +82,8 @@ export function renderLayouts(host: HTMLElement, r: Report): void {
         cell(String(d.uses.length))
       );
       const use = d.uses[0] ?? {};
-      const shape = Array.isArray(use.shape) ? (use.shape as number[]) : [];
-      tr.addEventListener('click', () => select(tr, parseAttr(d.attr), shape, String(use.dtype ?? 'f16'), `${d.alias}`));
+      const t = { alias: d.alias, kind: d.kind, shape: use.shape ?? [], dtype: use.dtype ?? '', label: d.alias };
+      tr.addEventListener('click', () => select(tr, t));
       body.append(tr);
     }
     table.append(body);
@@ -90,34 +97,33 @@ export function renderLayouts(host: HTMLElement, r: Report): void {
   drawing.append(el('div', { class: 'tlx-layout-note', text: 'Click a row to draw its layout.' }));
 }
 
-function drawLayout(
-  host: HTMLElement,
-  attr: ParsedAttr | null,
-  shape: number[],
-  dtype: string,
-  label: string,
-  colorBy: string,
-  resolveAlias: (alias: string) => string | null
-): void {
+/** Why a row has nothing to draw, in the words a user can act on. */
+function missing(t: Target, data: LinearLayout | null, r: Report): string {
+  if (!t.shape.length) {
+    return 'no value carries this layout, so there is no shape to draw it for';
+  }
+  if (!r.linear.length) {
+    return `this Report (schema ${r.schemaVersion || 'unknown'}) was made before Reports carried layout data (2.2); run the cell again to draw its layouts`;
+  }
+  if (data?.reason) {
+    return `Triton gives no linear layout for it: ${data.reason}`;
+  }
+  return 'the Report has no linear layout for this value';
+}
+
+function drawLayout(host: HTMLElement, t: Target, data: LinearLayout | null, colorBy: string, r: Report): void {
   clear(host);
-  host.dataset.layout = attr?.kind ?? '';
-  try {
-    if (!attr) {
-      throw new Error('this layout could not be parsed');
-    }
-    if (!shape.length) {
-      throw new Error('no shape is known for this layout');
-    }
-    if (attr.kind.endsWith('shared')) {
-      drawShared(host, sharedLayout(attr, dtypeBytes(dtype)), shape, label);
-    } else {
-      const map = ownership(toLinearLayout(attr, shape, resolveAlias));
-      const title = el('div', { class: 'tlx-layout-title', text: `${label} \u2014 ${shape.join('\u00d7')} ${dtype}` });
-      const inner = el('div');
-      host.append(title, inner);
-      drawOwnership(inner, map, colorBy);
-    }
-  } catch (e) {
-    host.append(el('div', { class: 'tlx-layout-note', text: `${label}: ${(e as Error).message}` }));
+  host.dataset.layout = t.kind;
+  const shared = data ? sharedMap(data) : null;
+  const dist = data ? distributed(data) : null;
+  if (shared) {
+    drawShared(host, shared, t.label);
+  } else if (dist) {
+    const title = el('div', { class: 'tlx-layout-title', text: `${t.label} \u2014 ${t.shape.join('\u00d7')} ${t.dtype}` });
+    const inner = el('div');
+    host.append(title, inner);
+    drawOwnership(inner, ownership(dist), colorBy);
+  } else {
+    host.append(el('div', { class: 'tlx-layout-note', text: `${t.label}: ${missing(t, data, r)}` }));
   }
 }

@@ -8,8 +8,12 @@
 import type {
   Bench,
   Check,
+  DeclaredLayout as DeclaredLayoutData,
+  Device,
+  Diagnostic as DiagnosticData,
   Diff,
   Finding,
+  LinearLayout,
   Measurement,
   Metadata,
   Roofline,
@@ -18,15 +22,17 @@ import type {
   StageDiff,
   Task,
   Timeline,
-  TlxReport
+  TlxReport,
+  ValueLayout as ValueLayoutData
 } from './schema';
 
 export type { Bench, Check, Diff, Finding, Measurement, Roofline, Run, Search, Task, Timeline, TlxReport };
 
 export const MIME_TYPE = 'application/vnd.tlx-workbench.report+json';
 
-/** Schema versions this viewer reads (1.0: texts in the clear; 2.0: large texts gzip+base64; 2.1: + search). */
-export const READS = ['1.0', '2.0', '2.1'];
+/** Schema versions this viewer reads (1.0: texts in the clear; 2.0: large texts gzip+base64; 2.1: + search;
+ * 2.2: + linear layouts, without which the Layouts tab lists layouts and says why it cannot draw them). */
+export const READS = ['1.0', '2.0', '2.1', '2.2'];
 
 /** Stage names in the order the picker shows them. */
 export const STAGE_ORDER = ['tlx', 'gluon', 'ttir', 'ttgir', 'llir', 'ptx', 'sass'];
@@ -44,33 +50,11 @@ export interface Stage {
   language: Language;
 }
 
-export interface DeclaredLayout {
-  alias: string;
-  kind: string;
-  attr: string;
-  params: { [k: string]: unknown };
-  shared: boolean;
-  uses: Array<{ [k: string]: unknown }>;
-}
-
-export interface ValueLayout {
-  name: string;
-  line: number | null;
-  shape: number[];
-  dtype: string;
-  layout: string;
-  ttgir: string;
-  reason: string;
-  kind: string;
-}
-
-export interface Diagnostic {
-  severity: string;
-  message: string;
-  line: number | null;
-  hint: string;
-  source: string;
-}
+/** The schema's payloads as loadReport fills them: every optional field present (defaults where missing). */
+export type DeclaredLayout = Required<DeclaredLayoutData>;
+export type ValueLayout = Required<ValueLayoutData>;
+export type Diagnostic = DiagnosticData & { hint: string; source: string };
+export type { LinearLayout };
 
 export interface Report {
   schemaVersion: string;
@@ -86,6 +70,8 @@ export interface Report {
   tasks: Task[];
   declared: DeclaredLayout[];
   values: ValueLayout[];
+  /** Triton's linear layouts of the values (schema 2.2; empty in older Reports): what the Layouts tab draws. */
+  linear: LinearLayout[];
   runs: Run[];
   checks: Check[];
   measurements: Measurement[];
@@ -97,7 +83,7 @@ export interface Report {
   /** Stages to show first (view.stages_first); the first one is selected. */
   stagesFirst: string[];
   selectedStage: string | null;
-  device: { available?: boolean; name?: string | null; reason?: string | null };
+  device: Partial<Device>;
   /** %%tlx --search: every candidate of the search (the Search tab). */
   search: Search | null;
 }
@@ -220,7 +206,26 @@ async function readPrevious(raw: unknown): Promise<Diff | null> {
   return { ...p, metadata: arr(p.metadata) as Diff['metadata'], stages };
 }
 
-function readLayouts(raw: unknown): { declared: DeclaredLayout[]; values: ValueLayout[] } {
+const ints = (v: unknown): number[] => arr(v).filter((x): x is number => typeof x === 'number');
+const bases = (v: unknown): number[][] | undefined => (Array.isArray(v) ? arr(v).map(ints) : undefined);
+
+function readLinear(v: unknown): LinearLayout {
+  const o = obj(v);
+  const out: LinearLayout = { alias: str(o.alias), value_shape: ints(o.value_shape), dtype: str(o.dtype) };
+  if (Array.isArray(o.shape)) {
+    out.shape = ints(o.shape);
+  }
+  for (const k of ['register', 'lane', 'warp', 'block', 'offset'] as const) {
+    out[k] = bases(o[k]);
+  }
+  out.element_bits = num(o.element_bits) ?? undefined;
+  if (typeof o.reason === 'string') {
+    out.reason = o.reason;
+  }
+  return out;
+}
+
+function readLayouts(raw: unknown): { declared: DeclaredLayout[]; values: ValueLayout[]; linear: LinearLayout[] } {
   const layouts = obj(raw);
   const declared = arr(layouts.declared).map(d => {
     const o = obj(d);
@@ -231,7 +236,7 @@ function readLayouts(raw: unknown): { declared: DeclaredLayout[]; values: ValueL
       params: obj(o.params),
       shared: o.shared === true,
       uses: arr(o.uses).map(obj)
-    };
+    } as DeclaredLayout;
   });
   const values = arr(layouts.values).map(v => {
     const o = obj(v);
@@ -246,7 +251,7 @@ function readLayouts(raw: unknown): { declared: DeclaredLayout[]; values: ValueL
       kind: str(o.kind, 'tensor')
     };
   });
-  return { declared, values };
+  return { declared, values, linear: arr(layouts.linear).map(readLinear) };
 }
 
 function readSearch(v: unknown): Search | null {
@@ -282,8 +287,9 @@ export async function loadReport(data: unknown): Promise<Report> {
   const runs = arr(raw.runs).map(r => ({ ...obj(r), checks: arr(obj(r).checks) }) as unknown as Run);
   const diagnostics: Diagnostic[] = arr(raw.diagnostics).map(d => {
     const o = obj(d);
-    return { severity: str(o.severity, 'info'), message: str(o.message), line: num(o.line), hint: str(o.hint),
-      source: str(o.source) };
+    const severity = ['error', 'warning', 'info'].includes(str(o.severity)) ? str(o.severity) : 'info';
+    return { severity, message: str(o.message), line: num(o.line), hint: str(o.hint),
+      source: str(o.source) } as Diagnostic;
   });
   return {
     schemaVersion: str(raw.schema_version),

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, readdirSync } from 'fs';
 import { join } from 'path';
 import { describe, expect, it } from 'vitest';
-import { ownership, parseAttr, parseGluon, toLinearLayout } from '../src/layouts';
+import { distributed, ownership, sharedMap } from '../src/layouts';
 import { checkLine, measurementLine } from '../src/summary';
 import { READS, isBench, isRoofline, loadReport } from '../src/types';
 
@@ -37,13 +37,17 @@ describe('schema examples', () => {
           }
         }
       });
-      for (const v of r.values) {
-        const attr = parseAttr(v.ttgir) ?? parseGluon(v.layout);
-        if (!attr || attr.kind.endsWith('shared') || !v.shape.every(x => (x & (x - 1)) === 0)) {
-          continue;
+      // since 2.2 every value's layout comes with Triton's linear layout, and it draws
+      for (const v of raw.layouts.linear ? r.values : []) {
+        const alias = r.declared.find(d => d.attr === v.ttgir)!.alias;
+        const data = r.linear.find(l => l.alias === alias && l.value_shape.join() === v.shape.join() && l.dtype === v.dtype)!;
+        expect(data).toBeTruthy();
+        const d = distributed(data);
+        if (d) {
+          expect(ownership(d).owners.every(o => o !== null)).toBe(true);
+        } else {
+          expect(sharedMap(data)).not.toBeNull();
         }
-        const map = ownership(toLinearLayout(attr, v.shape, a => r.declared.find(d => d.alias === a)?.attr ?? null));
-        expect(map.owners.every(o => o !== null)).toBe(true);
       }
       if (r.previous) {
         for (const s of r.previous.stages) {

@@ -79,6 +79,20 @@ def _sass(n: int) -> tuple[str, dict[str, list[int]]]:
     return "\n".join(lines), lmap
 
 
+def linear_data() -> list[dict]:
+    """The three values' linear layouts, as Triton's C++ computes them when a kernel compiles."""
+    from triton.backends.compiler import GPUTarget
+
+    from workbench.compile.triton_reach import linear_layouts
+
+    decls = f"#blocked = {BLOCKED}\n#mma = {MMA}\n#shared = {SHARED}\n#smem = #ttg.shared_memory"
+    keys = [("#blocked", "tensor<64x64xf16, #blocked>", "f16"), ("#mma", "tensor<64x64xf32, #mma>", "f32"),
+            ("#shared", "!ttg.memdesc<64x64xf16, #shared, #smem, mutable>", "f16")]
+    found = linear_layouts(decls, [(t, [64, 64]) for _, t, _ in keys], GPUTarget("cuda", 90, 32))
+    return [{"alias": alias, "value_shape": [64, 64], "dtype": dtype, **data,
+             **({"element_bits": 16} if "offset" in data else {})} for (alias, _, dtype), data in zip(keys, found)]
+
+
 def evil_report(sass_lines: int = 50_000) -> dict:
     ptx, ptx_map = _ptx(300)
     sass, sass_map = _sass(sass_lines)
@@ -202,6 +216,7 @@ def evil_report(sass_lines: int = 50_000) -> dict:
                     "kind": "buffer",
                 },
             ],
+            "linear": linear_data(),
         },
         "runs": [],
         "measurements": [
