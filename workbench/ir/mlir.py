@@ -33,9 +33,6 @@ _RESULTS = re.compile(r"^((?:%[\w.$-]+(?::\d+)?)(?:\s*,\s*%[\w.$-]+(?::\d+)?)*)\
 _VALUE = re.compile(r"%[\w.$-]+(?:#\d+)?")
 _PARTITION = re.compile(r"^partition(\d+)\((.*)\)\s*num_warps\((\d+)\)\s*\{$")
 _BLOCK_ARG = re.compile(r"(%[\w.$-]+)\s*:")
-_ITER_ARG = re.compile(r"(%[\w.$-]+)\s*=\s*(%[\w.$-]+(?:#\d+)?)")
-_MODULE_WARPS = re.compile(r'"ttg\.num-warps"\s*=\s*(\d+)')
-_NO_OP = ("#", "//", "}", "^")  # alias definitions, comments, region ends, block labels
 
 
 @dataclass
@@ -51,6 +48,9 @@ class Region:
     def holds(self, line: int) -> bool:
         """Whether 1-based ``line`` lies inside this region (between its opening and closing lines)."""
         return self.line < line and (self.end == 0 or line < self.end)
+
+
+_ITER_ARG = re.compile(r"(%[\w.$-]+)\s*=\s*(%[\w.$-]+(?:#\d+)?)")  # 'iter_args(%x = %init, ...)'
 
 
 @dataclass
@@ -93,6 +93,9 @@ class Op:
         """The SSA names this op defines for the ops after it (a result pack ``%0:2`` by its name ``%0``), with an
         ``scf.for``'s loop-carried values."""
         return list(dict.fromkeys([r.split("#")[0] for r in self.results] + [a for a, _ in self.iter_args()]))
+
+
+_MODULE_WARPS = re.compile(r'"ttg\.num-warps"\s*=\s*(\d+)')
 
 
 @dataclass
@@ -157,6 +160,9 @@ def _parse_op(text: str, line: int) -> Op:
             name, paren, tail = name.partition("(")
             rest = paren + tail + (" " + rest if rest else "")
     return Op(name=name, results=results, body=rest.strip(), line=line)
+
+
+_NO_OP = ("#", "//", "}", "^")  # alias definitions, comments, region ends, block labels
 
 
 def read_op_line(line: str, number: int = 0) -> Op | None:
