@@ -1,6 +1,6 @@
-"""bench/gemm_report.py and bench/attention_report.py on recorded H200 runs: the rows and the summary (targets),
-recomputed from each run's per-round times and measurements, are the ones the run wrote; the targets are issue
-24's (same-round ratios against Meta's best, cuBLAS and cuDNN)."""
+"""bench/gemm_report.py, bench/attention_report.py and the sweeps' rankings on recorded H200 runs: the rows, the
+summary (targets) and the rankings, recomputed from each run's per-round times and measurements, are the ones the
+run wrote; the targets are issue 24's (same-round ratios against Meta's best, cuBLAS and cuDNN)."""
 
 from __future__ import annotations
 
@@ -86,3 +86,21 @@ def test_attention_targets_compare_our_best_with_meta_best_and_cudnn(attention_r
     assert main["baseline"].startswith("meta_pingpong_persistent")
     causal = targets[((4, 32, 4096, 128), True)]
     assert causal["against"] == "sdpa_cudnn" and causal["need"] == 1.05 and causal["baseline"].startswith("sdpa_cudnn")
+
+
+def test_gemm_sweep_ranking_recomputed_from_its_measurements_is_the_recorded_one(report):
+    """``workbench.measure.compare.rank_configs`` (through gemm_report.ranking) on the recorded H200 sweep."""
+    sweep = json.loads((RESULTS / "gemm-sweep-2026-12-03.json").read_text())
+    shapes = [tuple(s) for s in sweep["shapes"]]
+    timed = [r for r in sweep["measurements"] if r["phase"] in ("sweep", "confirm")]
+    assert report.ranking(timed, shapes) == sweep["ranking"]
+
+
+def test_attention_sweep_ranking_and_best_configs_are_the_recorded_ones(bench_module, capsys):
+    sweep = json.loads((RESULTS / "attention-sweep-2026-12-03.json").read_text())
+    shapes = sorted({(*r["shape"], r["causal"]) for r in sweep["measurements"]})
+    variants = sorted({r["kernel"] for r in sweep["measurements"] if r["kind"] == "ours"})
+    ranking, best = bench_module("attention").sweep_ranking(sweep["measurements"], shapes,
+                                                            SimpleNamespace(variants=variants))
+    assert ranking == sweep["ranking"] and best == sweep["best"]
+    assert "best SDPA" in capsys.readouterr().out
