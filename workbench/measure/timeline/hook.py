@@ -39,10 +39,13 @@ def _source_digest() -> str:
     """Digest of the code that decides what is inserted: a change to it is a new build, not a cache hit."""
     from pathlib import Path
 
-    here = Path(__file__).parent
+    import workbench.ir
+
+    here, ir = Path(__file__).parent, Path(workbench.ir.__file__).parent
     h = hashlib.sha256()
-    for name in ("hook.py", "scopes.py", "roles.py", "ttgir_text.py"):
-        h.update((here / name).read_bytes())
+    for path in (here / "hook.py", here / "scopes.py", here / "roles.py", here / "ttgir_text.py",
+                 ir / "mlir.py", ir / "mlir_loc.py"):  # the reader decides where scopes go too
+        h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
 
