@@ -1,4 +1,5 @@
-"""Device helpers of the GEMM kernels (``@triton.jit``): tile order, operand views, the subtiled TMA-store epilogue."""
+"""Device helpers of the GEMM kernels (``@triton.jit``): tile order, the TMA loads of a K-step, the warp-specialized
+producer, the consumers' K loop, operand views, the subtiled TMA-store epilogue."""
 
 from __future__ import annotations
 
@@ -17,6 +18,86 @@ def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     pid_m = first_m + (tile_id % in_group) % size_m
     pid_n = (tile_id % in_group) // size_m
     return pid_m, pid_n
+
+
+@triton.jit
+def tile_counts(M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """(tiles down M, tiles across N, K-steps) of an ``M x N x K`` product in ``BM x BN x BK`` steps."""
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    num_k = tl.cdiv(K, BK)
+    return num_pid_m, num_pid_n, num_k
+
+
+@triton.jit
+def load_box(desc, buf, bar, row, col, TRANSPOSED: tl.constexpr):
+    """TMA copy of the box at (row, col) of a matrix into ``buf``, completing on ``bar``; with ``TRANSPOSED`` the
+    storage is the matrix's transpose (a column-major operand), read at (col, row)."""
+    if TRANSPOSED:
+        tlx.async_descriptor_load(desc, buf, [col, row], bar)
+    else:
+        tlx.async_descriptor_load(desc, buf, [row, col], bar)
+
+
+@triton.jit
+def load_step(a_desc, b_desc, a_buf, b_buf, bar, off_m, off_n, off_k, A_T: tl.constexpr, B_T: tl.constexpr):
+    """TMA copies of one K-step's A and B tiles into one ring slot, completing on ``bar``."""
+    load_box(a_desc, a_buf, bar, off_m, off_k, A_T)
+    load_box(b_desc, b_buf, bar, off_k, off_n, B_T)
+
+
+@triton.jit
+def produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+            BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, A_T: tl.constexpr, B_T: tl.constexpr,
+            A_HALVES: tl.constexpr):
+    """The producer of a persistent warp-specialized GEMM: for every K-step of this CTA's tiles (``pid, pid + grid,
+    ...``, GROUP_M-swizzled), wait for a free slot of the ``NUM_STAGES``-deep ring (``empty``), arm ``full`` with
+    the step's bytes and issue its TMA copies. With ``A_HALVES`` the A tile goes in two halves, the top one into
+    ``a_bufs[slot]`` and the bottom one into ``a_bufs[NUM_STAGES + slot]`` (one per cooperative consumer)."""
+    STEP_BYTES: tl.constexpr = (BM * BK + BK * BN) * tlx.size_of(tlx.dtype_of(a_desc))
+    num_pid_m, num_pid_n, num_k = tile_counts(M, N, K, BM, BN, BK)
+    it = 0
+    for tile in range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0)):
+        pid_m, pid_n = tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * BM
+        off_n = pid_n * BN
+        for k in range(num_k):
+            slot = it % NUM_STAGES
+            tlx.barrier_wait(empty[slot], ((it // NUM_STAGES) & 1) ^ 1)
+            bar = full[slot]
+            tlx.barrier_expect_bytes(bar, STEP_BYTES)
+            load_box(a_desc, a_bufs[slot], bar, off_m, k * BK, A_T)
+            if A_HALVES:
+                load_box(a_desc, a_bufs[NUM_STAGES + slot], bar, off_m + BM // 2, k * BK, A_T)
+            load_box(b_desc, b_bufs[slot], bar, k * BK, off_n, B_T)
+            it += 1
+
+
+@triton.jit
+def mma_steps(a_bufs, b_bufs, full, empty, acc, it, num_k, a_first, NUM_STAGES: tl.constexpr, A_T: tl.constexpr,
+              B_T: tl.constexpr, MMA_WAIT: tl.constexpr):
+    """A consumer's K loop over ring positions ``it, it + 1, ...``: wait for the step's slot (``full``), issue an
+    asynchronous wgmma of ``a_bufs[a_first + slot]`` and ``b_bufs[slot]`` into ``acc``. One wgmma group stays in
+    flight: once the previous step's is done its slot is released (``empty``); with ``MMA_WAIT=0`` each step's
+    wgmma is waited for and its slot released at once. Returns (acc, the last step's slot, the next position); the
+    caller waits for the last wgmma and, unless ``MMA_WAIT=0``, releases that slot."""
+    prev = 0
+    # num_stages=0: Triton's software pipeliner must leave this loop alone (it would add a wait(0)
+    # after every async_dot); TLX pipelines it by hand
+    for k in tl.range(0, num_k, num_stages=0):
+        slot = it % NUM_STAGES
+        tlx.barrier_wait(full[slot], (it // NUM_STAGES) & 1)
+        acc = tlx.async_dot(operand(a_bufs[a_first + slot], A_T), operand(b_bufs[slot], B_T), acc)
+        if MMA_WAIT == 0:  # this step's wgmma is done: free its slot now (another consumer's keeps the
+            acc = tlx.async_dot_wait(0, acc)  # tensor cores busy meanwhile; the producer gets a slot sooner)
+            tlx.barrier_arrive(empty[slot])
+        else:  # one wgmma group stays in flight: the previous step's is done, so its slot is free
+            acc = tlx.async_dot_wait(1, acc)
+            if k > 0:
+                tlx.barrier_arrive(empty[prev])
+        prev = slot
+        it += 1
+    return acc, prev, it
 
 
 @triton.jit
@@ -70,4 +151,5 @@ def store_tile(c_desc, c_bufs, first, acc, row, col, EPI_SPLIT: tl.constexpr, EP
         _store_subtile(c_desc, c_bufs[first + (3 % EPI_BUFS)], x3, row, col + 3 * W, EPI_BUFS)
 
 
-__all__ = ["operand", "store_tile", "tile_coords"]
+__all__ = ["load_box", "load_step", "mma_steps", "operand", "produce", "store_tile", "tile_coords",
+           "tile_counts"]

@@ -18,54 +18,22 @@ import triton.language as tl
 import triton.language.extra.tlx as tlx
 
 from tlx_kernels.gemm import common as C
+from tlx_kernels.gemm import device as dev
 from tlx_kernels.gemm.calls import Matmul
 
 
 @triton.jit
-def _load_step(a_desc, b_desc, a_buf, b_buf, bar, off_m, off_n, off_k, A_T: tl.constexpr, B_T: tl.constexpr):
-    """TMA copies of one K-step's A and B tiles into one ring slot, completing on ``bar``."""
-    if A_T:
-        tlx.async_descriptor_load(a_desc, a_buf, [off_k, off_m], bar)
-    else:
-        tlx.async_descriptor_load(a_desc, a_buf, [off_m, off_k], bar)
-    if B_T:
-        tlx.async_descriptor_load(b_desc, b_buf, [off_n, off_k], bar)
-    else:
-        tlx.async_descriptor_load(b_desc, b_buf, [off_k, off_n], bar)
-
-
-@triton.jit
-def tma_pipelined_kernel(
-    a_desc,
-    b_desc,
-    c_desc,
-    M,
-    N,
-    K,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    BK: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
-    GROUP_M: tl.constexpr,
-    A_T: tl.constexpr,
-    B_T: tl.constexpr,
-    EPI_SPLIT: tl.constexpr = 1,
-    EPI_BUFS: tl.constexpr = 1,
-):
+def tma_pipelined_kernel(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                         NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, A_T: tl.constexpr, B_T: tl.constexpr,
+                         EPI_SPLIT: tl.constexpr = 1, EPI_BUFS: tl.constexpr = 1):
     dtype = tlx.dtype_of(a_desc)
-    if A_T:
-        a_bufs = tlx.local_alloc((BK, BM), dtype, NUM_STAGES)
-    else:
-        a_bufs = tlx.local_alloc((BM, BK), dtype, NUM_STAGES)
-    if B_T:
-        b_bufs = tlx.local_alloc((BN, BK), dtype, NUM_STAGES)
-    else:
-        b_bufs = tlx.local_alloc((BK, BN), dtype, NUM_STAGES)
+    a_bufs = tlx.local_alloc((BK, BM) if A_T else (BM, BK), dtype, NUM_STAGES)
+    b_bufs = tlx.local_alloc((BN, BK) if B_T else (BK, BN), dtype, NUM_STAGES)
     c_bufs = tlx.local_alloc((BM, BN // EPI_SPLIT), tlx.dtype_of(c_desc), EPI_BUFS)
     ready = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
     STEP_BYTES: tl.constexpr = (BM * BK + BK * BN) * tlx.size_of(dtype)
 
-    pid_m, pid_n = C.tile_coords(tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN), GROUP_M)
+    pid_m, pid_n = dev.tile_coords(tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN), GROUP_M)
     off_m = pid_m * BM
     off_n = pid_n * BN
     num_k = tl.cdiv(K, BK)
@@ -74,7 +42,7 @@ def tma_pipelined_kernel(
     for i in tl.static_range(NUM_STAGES - 1):
         if i < num_k:
             tlx.barrier_expect_bytes(ready[i], STEP_BYTES)
-            _load_step(a_desc, b_desc, a_bufs[i], b_bufs[i], ready[i], off_m, off_n, i * BK, A_T, B_T)
+            dev.load_step(a_desc, b_desc, a_bufs[i], b_bufs[i], ready[i], off_m, off_n, i * BK, A_T, B_T)
 
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     # num_stages=0: Triton's software pipeliner must leave this loop alone (it would add a wait(0)
@@ -82,16 +50,16 @@ def tma_pipelined_kernel(
     for k in tl.range(0, num_k, num_stages=0):
         slot = k % NUM_STAGES
         tlx.barrier_wait(ready[slot], (k // NUM_STAGES) & 1)
-        acc = tlx.async_dot(C.operand(a_bufs[slot], A_T), C.operand(b_bufs[slot], B_T), acc)
+        acc = tlx.async_dot(dev.operand(a_bufs[slot], A_T), dev.operand(b_bufs[slot], B_T), acc)
         acc = tlx.async_dot_wait(1, acc)  # step k-1's wgmma is done: its slot can be refilled
         nxt = k + NUM_STAGES - 1
         if nxt < num_k:
             ns = nxt % NUM_STAGES
             tlx.barrier_expect_bytes(ready[ns], STEP_BYTES)
-            _load_step(a_desc, b_desc, a_bufs[ns], b_bufs[ns], ready[ns], off_m, off_n, nxt * BK, A_T, B_T)
+            dev.load_step(a_desc, b_desc, a_bufs[ns], b_bufs[ns], ready[ns], off_m, off_n, nxt * BK, A_T, B_T)
     acc = tlx.async_dot_wait(0, acc)
 
-    C.store_tile(c_desc, c_bufs, 0, acc, off_m, off_n, EPI_SPLIT, EPI_BUFS)
+    dev.store_tile(c_desc, c_bufs, 0, acc, off_m, off_n, EPI_SPLIT, EPI_BUFS)
     tlx.async_descriptor_store_wait(0)
 
 

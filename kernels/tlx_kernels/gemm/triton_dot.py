@@ -18,82 +18,54 @@ import triton
 import triton.language as tl
 
 from tlx_kernels.gemm import common as C
+from tlx_kernels.gemm import device as dev
 from tlx_kernels.gemm.calls import Matmul
 
 
 @triton.jit
-def dot_kernel(
-    a_desc,
-    b_desc,
-    c_desc,
-    M,
-    N,
-    K,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    BK: tl.constexpr,
-    GROUP_M: tl.constexpr,
-    A_T: tl.constexpr,
-    B_T: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
-):
+def _dot_step(a_desc, b_desc, acc, off_m, off_n, off_k, A_T: tl.constexpr, B_T: tl.constexpr):
+    """``acc`` plus the product of one K-step's A and B boxes, loaded through their descriptors (a transposed view
+    where the storage is ``A.T`` or ``B.T``)."""
+    if A_T:
+        a = a_desc.load([off_k, off_m]).T
+    else:
+        a = a_desc.load([off_m, off_k])
+    if B_T:
+        b = b_desc.load([off_n, off_k]).T
+    else:
+        b = b_desc.load([off_k, off_n])
+    return tl.dot(a, b, acc)
+
+
+@triton.jit
+def dot_kernel(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+               GROUP_M: tl.constexpr, A_T: tl.constexpr, B_T: tl.constexpr, NUM_STAGES: tl.constexpr):
     num_pid_m = tl.cdiv(M, BM)
     num_pid_n = tl.cdiv(N, BN)
-    pid_m, pid_n = C.tile_coords(tl.program_id(0), num_pid_m, num_pid_n, GROUP_M)
+    pid_m, pid_n = dev.tile_coords(tl.program_id(0), num_pid_m, num_pid_n, GROUP_M)
     off_m = pid_m * BM
     off_n = pid_n * BN
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for kt in tl.range(0, tl.cdiv(K, BK), num_stages=NUM_STAGES):
-        off_k = kt * BK
-        if A_T:
-            a = a_desc.load([off_k, off_m]).T
-        else:
-            a = a_desc.load([off_m, off_k])
-        if B_T:
-            b = b_desc.load([off_n, off_k]).T
-        else:
-            b = b_desc.load([off_k, off_n])
-        acc = tl.dot(a, b, acc)
+        acc = _dot_step(a_desc, b_desc, acc, off_m, off_n, kt * BK, A_T, B_T)
     c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
 
 
 @triton.jit
-def dot_persistent_kernel(
-    a_desc,
-    b_desc,
-    c_desc,
-    M,
-    N,
-    K,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    BK: tl.constexpr,
-    GROUP_M: tl.constexpr,
-    A_T: tl.constexpr,
-    B_T: tl.constexpr,
-    NUM_SMS: tl.constexpr,
-    WS: tl.constexpr,
-):
+def dot_persistent_kernel(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                          GROUP_M: tl.constexpr, A_T: tl.constexpr, B_T: tl.constexpr, NUM_SMS: tl.constexpr,
+                          WS: tl.constexpr):
     num_pid_m = tl.cdiv(M, BM)
     num_pid_n = tl.cdiv(N, BN)
     num_tiles = num_pid_m * num_pid_n
     k_tiles = tl.cdiv(K, BK)
     for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, flatten=True, warp_specialize=WS):
-        pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+        pid_m, pid_n = dev.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * BM
         off_n = pid_n * BN
         acc = tl.zeros((BM, BN), dtype=tl.float32)
         for kt in range(k_tiles):
-            off_k = kt * BK
-            if A_T:
-                a = a_desc.load([off_k, off_m]).T
-            else:
-                a = a_desc.load([off_m, off_k])
-            if B_T:
-                b = b_desc.load([off_n, off_k]).T
-            else:
-                b = b_desc.load([off_k, off_n])
-            acc = tl.dot(a, b, acc)
+            acc = _dot_step(a_desc, b_desc, acc, off_m, off_n, kt * BK, A_T, B_T)
         c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
 
 

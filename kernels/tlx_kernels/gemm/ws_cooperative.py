@@ -26,39 +26,8 @@ import triton.language as tl
 import triton.language.extra.tlx as tlx
 
 from tlx_kernels.gemm import common as C
+from tlx_kernels.gemm import device as dev
 from tlx_kernels.gemm.calls import Matmul
-
-
-@triton.jit
-def _produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-             BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, A_T: tl.constexpr,
-             B_T: tl.constexpr):
-    HALF: tl.constexpr = BM // 2
-    STEP_BYTES: tl.constexpr = (BM * BK + BK * BN) * tlx.size_of(tlx.dtype_of(a_desc))
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    num_k = tl.cdiv(K, BK)
-    it = 0
-    for tile in range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0)):
-        pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
-        off_m = pid_m * BM
-        off_n = pid_n * BN
-        for k in range(num_k):
-            slot = it % NUM_STAGES
-            tlx.barrier_wait(empty[slot], ((it // NUM_STAGES) & 1) ^ 1)
-            bar = full[slot]
-            tlx.barrier_expect_bytes(bar, STEP_BYTES)
-            if A_T:
-                tlx.async_descriptor_load(a_desc, a_bufs[slot], [k * BK, off_m], bar)
-                tlx.async_descriptor_load(a_desc, a_bufs[NUM_STAGES + slot], [k * BK, off_m + HALF], bar)
-            else:
-                tlx.async_descriptor_load(a_desc, a_bufs[slot], [off_m, k * BK], bar)
-                tlx.async_descriptor_load(a_desc, a_bufs[NUM_STAGES + slot], [off_m + HALF, k * BK], bar)
-            if B_T:
-                tlx.async_descriptor_load(b_desc, b_bufs[slot], [off_n, k * BK], bar)
-            else:
-                tlx.async_descriptor_load(b_desc, b_bufs[slot], [k * BK, off_n], bar)
-            it += 1
 
 
 @triton.jit
@@ -67,68 +36,29 @@ def _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid: tl.const
              A_T: tl.constexpr, B_T: tl.constexpr, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr,
              MMA_WAIT: tl.constexpr):
     HALF: tl.constexpr = BM // 2
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    num_k = tl.cdiv(K, BK)
+    num_pid_m, num_pid_n, num_k = dev.tile_counts(M, N, K, BM, BN, BK)
     it = 0
     for tile in range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0)):
-        pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+        pid_m, pid_n = dev.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
         acc = tl.zeros((HALF, BN), dtype=tl.float32)
-        prev = 0
-        # num_stages=0: Triton's software pipeliner must leave this loop alone (it would add a wait(0)
-        # after every async_dot); TLX pipelines it by hand
-        for k in tl.range(0, num_k, num_stages=0):
-            slot = it % NUM_STAGES
-            tlx.barrier_wait(full[slot], (it // NUM_STAGES) & 1)
-            a = C.operand(a_bufs[cid * NUM_STAGES + slot], A_T)
-            acc = tlx.async_dot(a, C.operand(b_bufs[slot], B_T), acc)
-            if MMA_WAIT == 0:  # this step's wgmma is done: free its slot now (the other consumer's keeps the
-                acc = tlx.async_dot_wait(0, acc)  # tensor cores busy meanwhile; the producer gets a slot sooner)
-                tlx.barrier_arrive(empty[slot])
-            else:  # one wgmma group stays in flight: the previous step's is done, so its slot is free
-                acc = tlx.async_dot_wait(1, acc)
-                if k > 0:
-                    tlx.barrier_arrive(empty[prev])
-            prev = slot
-            it += 1
+        acc, prev, it = dev.mma_steps(a_bufs, b_bufs, full, empty, acc, it, num_k, cid * NUM_STAGES, NUM_STAGES, A_T,
+                                      B_T, MMA_WAIT)
         acc = tlx.async_dot_wait(0, acc)
         if MMA_WAIT != 0:
             tlx.barrier_arrive(empty[prev])
-        C.store_tile(c_desc, c_bufs, cid * EPI_BUFS, acc, pid_m * BM + cid * HALF, pid_n * BN, EPI_SPLIT, EPI_BUFS)
+        dev.store_tile(c_desc, c_bufs, cid * EPI_BUFS, acc, pid_m * BM + cid * HALF, pid_n * BN, EPI_SPLIT, EPI_BUFS)
     tlx.async_descriptor_store_wait(0)
 
 
 @triton.jit
-def ws_cooperative_kernel(
-    a_desc,
-    b_desc,
-    c_desc,
-    M,
-    N,
-    K,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    BK: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
-    GROUP_M: tl.constexpr,
-    A_T: tl.constexpr,
-    B_T: tl.constexpr,
-    CONSUMER_REGS: tl.constexpr = 232,
-    EPI_SPLIT: tl.constexpr = 1,
-    EPI_BUFS: tl.constexpr = 1,
-    WARP_BAR: tl.constexpr = False,
-    MMA_WAIT: tl.constexpr = 1,
-):
+def ws_cooperative_kernel(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                          NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, A_T: tl.constexpr, B_T: tl.constexpr,
+                          CONSUMER_REGS: tl.constexpr = 232, EPI_SPLIT: tl.constexpr = 1, EPI_BUFS: tl.constexpr = 1,
+                          WARP_BAR: tl.constexpr = False, MMA_WAIT: tl.constexpr = 1):
     dtype = tlx.dtype_of(a_desc)
     HALF: tl.constexpr = BM // 2
-    if A_T:
-        a_bufs = tlx.local_alloc((BK, HALF), dtype, 2 * NUM_STAGES)  # [slot] top halves, [S + slot] bottom
-    else:
-        a_bufs = tlx.local_alloc((HALF, BK), dtype, 2 * NUM_STAGES)
-    if B_T:
-        b_bufs = tlx.local_alloc((BN, BK), dtype, NUM_STAGES)
-    else:
-        b_bufs = tlx.local_alloc((BK, BN), dtype, NUM_STAGES)
+    a_bufs = tlx.local_alloc((BK, HALF) if A_T else (HALF, BK), dtype, 2 * NUM_STAGES)  # [slot] top, [S + slot] bottom
+    b_bufs = tlx.local_alloc((BN, BK) if B_T else (BK, BN), dtype, NUM_STAGES)
     c_bufs = tlx.local_alloc((HALF, BN // EPI_SPLIT), tlx.dtype_of(c_desc), 2 * EPI_BUFS)
     full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
     if WARP_BAR:
@@ -138,7 +68,8 @@ def ws_cooperative_kernel(
 
     with tlx.async_tasks():
         with tlx.async_task("default"):
-            _produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM, BN, BK, NUM_STAGES, GROUP_M, A_T, B_T)
+            dev.produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM, BN, BK, NUM_STAGES, GROUP_M, A_T,
+                        B_T, True)
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=2):
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid, BM, BN, BK, NUM_STAGES, GROUP_M,

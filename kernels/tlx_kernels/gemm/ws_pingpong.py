@@ -27,104 +27,51 @@ import triton.language as tl
 import triton.language.extra.tlx as tlx
 
 from tlx_kernels.gemm import common as C
+from tlx_kernels.gemm import device as dev
 from tlx_kernels.gemm.calls import Matmul
-from tlx_kernels.gemm.tma_pipelined import _load_step
-
-
-@triton.jit
-def _produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-             BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, A_T: tl.constexpr,
-             B_T: tl.constexpr):
-    STEP_BYTES: tl.constexpr = (BM * BK + BK * BN) * tlx.size_of(tlx.dtype_of(a_desc))
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    num_k = tl.cdiv(K, BK)
-    it = 0
-    for tile in range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0)):
-        pid_m, pid_n = C.tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
-        for k in range(num_k):
-            slot = it % NUM_STAGES
-            tlx.barrier_wait(empty[slot], ((it // NUM_STAGES) & 1) ^ 1)
-            tlx.barrier_expect_bytes(full[slot], STEP_BYTES)
-            _load_step(a_desc, b_desc, a_bufs[slot], b_bufs[slot], full[slot], pid_m * BM, pid_n * BN, k * BK,
-                       A_T, B_T)
-            it += 1
 
 
 @triton.jit
 def _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid: tl.constexpr, BM: tl.constexpr,
              BN: tl.constexpr, BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr,
              A_T: tl.constexpr, B_T: tl.constexpr, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr):
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    num_k = tl.cdiv(K, BK)
+    num_pid_m, num_pid_n, num_k = dev.tile_counts(M, N, K, BM, BN, BK)
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     my_tiles = tl.cdiv(num_pid_m * num_pid_n - pid, nprog)  # tiles of this CTA (grid <= tiles, so >= 1)
     if cid == 1:
         tlx.named_barrier_arrive(9, 256)  # consumer 0 takes the tensor cores first
     for j in range(cid, my_tiles, 2):
-        pid_m, pid_n = C.tile_coords(pid + j * nprog, num_pid_m, num_pid_n, GROUP_M)
+        pid_m, pid_n = dev.tile_coords(pid + j * nprog, num_pid_m, num_pid_n, GROUP_M)
         it = j * num_k
         tlx.named_barrier_wait(9 + cid, 256)  # my turn on the tensor cores
         acc = tl.zeros((BM, BN), dtype=tl.float32)
-        prev = 0
-        # num_stages=0: Triton's software pipeliner must leave this loop alone (it would add a wait(0)
-        # after every async_dot); TLX pipelines it by hand
-        for k in tl.range(0, num_k, num_stages=0):
-            slot = it % NUM_STAGES
-            tlx.barrier_wait(full[slot], (it // NUM_STAGES) & 1)
-            acc = tlx.async_dot(C.operand(a_bufs[slot], A_T), C.operand(b_bufs[slot], B_T), acc)
-            acc = tlx.async_dot_wait(1, acc)
-            if k > 0:
-                tlx.barrier_arrive(empty[prev])
-            prev = slot
-            it += 1
+        acc, prev, it = dev.mma_steps(a_bufs, b_bufs, full, empty, acc, it, num_k, 0, NUM_STAGES, A_T, B_T, 1)
         # every wgmma of this tile is issued: hand the tensor cores to the other consumer
         if j + 1 < my_tiles:
             tlx.named_barrier_arrive(10 - cid, 256)
         acc = tlx.async_dot_wait(0, acc)
         tlx.barrier_arrive(empty[prev])
         # epilogue, overlapping the other consumer's main loop
-        C.store_tile(c_desc, c_bufs, cid * EPI_BUFS, acc, pid_m * BM, pid_n * BN, EPI_SPLIT, EPI_BUFS)
+        dev.store_tile(c_desc, c_bufs, cid * EPI_BUFS, acc, pid_m * BM, pid_n * BN, EPI_SPLIT, EPI_BUFS)
     tlx.async_descriptor_store_wait(0)
 
 
 @triton.jit
-def ws_pingpong_kernel(
-    a_desc,
-    b_desc,
-    c_desc,
-    M,
-    N,
-    K,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    BK: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
-    GROUP_M: tl.constexpr,
-    A_T: tl.constexpr,
-    B_T: tl.constexpr,
-    CONSUMER_REGS: tl.constexpr = 232,
-    EPI_SPLIT: tl.constexpr = 1,
-    EPI_BUFS: tl.constexpr = 1,
-):
+def ws_pingpong_kernel(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                       NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, A_T: tl.constexpr, B_T: tl.constexpr,
+                       CONSUMER_REGS: tl.constexpr = 232, EPI_SPLIT: tl.constexpr = 1, EPI_BUFS: tl.constexpr = 1):
     dtype = tlx.dtype_of(a_desc)
-    if A_T:
-        a_bufs = tlx.local_alloc((BK, BM), dtype, NUM_STAGES)
-    else:
-        a_bufs = tlx.local_alloc((BM, BK), dtype, NUM_STAGES)
-    if B_T:
-        b_bufs = tlx.local_alloc((BN, BK), dtype, NUM_STAGES)
-    else:
-        b_bufs = tlx.local_alloc((BK, BN), dtype, NUM_STAGES)
+    a_bufs = tlx.local_alloc((BK, BM) if A_T else (BM, BK), dtype, NUM_STAGES)
+    b_bufs = tlx.local_alloc((BN, BK) if B_T else (BK, BN), dtype, NUM_STAGES)
     c_bufs = tlx.local_alloc((BM, BN // EPI_SPLIT), tlx.dtype_of(c_desc), 2 * EPI_BUFS)
     full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
     empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
 
     with tlx.async_tasks():
         with tlx.async_task("default"):
-            _produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM, BN, BK, NUM_STAGES, GROUP_M, A_T, B_T)
+            dev.produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM, BN, BK, NUM_STAGES, GROUP_M, A_T,
+                        B_T, False)
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=2):
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consume(c_desc, a_bufs, b_bufs, c_bufs, full, empty, M, N, K, cid, BM, BN, BK, NUM_STAGES, GROUP_M,
