@@ -1,0 +1,84 @@
+"""The tile schedule of every grouped GEMM here (``@triton.jit``): which tile of which group a program handles.
+
+A grouped GEMM over ``E`` groups (experts) computes, for each group ``g``, a ``gm x N`` output from a reduction of
+length ``gk``. ``offsets`` (int32, ``E`` entries) holds the cumulative token counts: group ``g`` owns tokens
+``[offsets[g - 1], offsets[g])`` (``offsets[-1]`` read as 0). Two kinds of problem:
+
+- ragged M (``RAGGED_K=False``: the forward ``X_g @ W_g`` and the backward ``dY_g @ W_g^T``): the tokens are the
+  output rows, ``gm = tokens of g``, ``gk = K``;
+- ragged K (``RAGGED_K=True``: the weight gradient ``X_g^T @ dY_g``): the tokens are the reduction, ``gm = M``
+  (fixed), ``gk = tokens of g`` (an empty group still has its tiles: they store zeros).
+
+The output tiles of all groups form one sequence, group after group, each group's ``cdiv(gm, BM) x cdiv(N, BN)``
+tiles in the GROUP_M-swizzled order of the dense GEMMs (:func:`tlx_kernels.gemm.device.tile_coords`). A
+persistent program takes the tiles ``pid, pid + P, pid + 2P, ...`` of that sequence; :func:`next_tile` walks the
+groups forward from the program's previous tile, so a program reads each entry of ``offsets`` about once, on the
+device, with no host synchronisation; empty groups have no tiles (ragged M) and are stepped over.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from tlx_kernels.gemm.device import tile_coords
+
+
+@triton.jit
+def group_problem(offsets, g, E, M, K, RAGGED_K: tl.constexpr):
+    """(first token, output rows ``gm``, reduction length ``gk``) of group ``g`` (clamped to ``E - 1``)."""
+    gg = tl.minimum(g, E - 1)
+    end = tl.load(offsets + gg)
+    start = tl.load(offsets + tl.maximum(gg - 1, 0))
+    start = tl.where(gg > 0, start, 0)
+    if RAGGED_K:
+        gm = M + 0 * start
+        gk = end - start
+    else:
+        gm = end - start
+        gk = K + 0 * start
+    return start, gm, gk
+
+
+@triton.jit
+def next_tile(tile, g, g_first, offsets, E, M, N, K, BM: tl.constexpr, BN: tl.constexpr, GROUP_M: tl.constexpr,
+              RAGGED_K: tl.constexpr):
+    """The group of the global tile ``tile``, walking forward from group ``g`` whose first tile is ``g_first``.
+
+    Returns ``(g, g_first, start, gm, gk, pid_m, pid_n)``: the group (``E`` when ``tile`` is past the last tile:
+    the program is done), its first tile in the sequence, its first token, its output rows and reduction length,
+    and the tile's row and column within the group's output."""
+    g = g + 0 * tile  # a tensor even when the caller starts from the literal 0 (it is loop-carried)
+    g_first = g_first + 0 * tile
+    tiles_n = tl.cdiv(N, BN)
+    start, gm, gk = group_problem(offsets, g, E, M, K, RAGGED_K)
+    n = tl.cdiv(gm, BM) * tiles_n
+    while (g < E) & (tile >= g_first + n):
+        g_first += n
+        g += 1
+        start, gm, gk = group_problem(offsets, g, E, M, K, RAGGED_K)
+        n = tl.cdiv(gm, BM) * tiles_n
+    pid_m, pid_n = tile_coords(tile - g_first, tl.maximum(tl.cdiv(gm, BM), 1), tiles_n, GROUP_M)
+    return g, g_first, start, gm, gk, pid_m, pid_n
+
+
+@triton.jit
+def group_bases(a, b, c, g, start, M, N, K, RAGGED_K: tl.constexpr):
+    """Where group ``g``'s operands and output begin (64-bit offsets: ``E x K x N`` passes 2^31 elements).
+
+    Ragged M: A = rows ``start...`` of ``a`` (``[T, K]``), B = ``b[g]`` (``K x N`` or its transpose), C = rows
+    ``start...`` of ``c`` (``[T, N]``). Ragged K: A = rows ``start...`` of ``a`` (``[T, M]``, read transposed),
+    B = rows ``start...`` of ``b`` (``[T, N]``), C = ``c[g]`` (``M x N``)."""
+    s = start.to(tl.int64)
+    if RAGGED_K:
+        a_base = a + s * M
+        b_base = b + s * N
+        c_base = c + g.to(tl.int64) * M * N
+    else:
+        a_base = a + s * K
+        b_base = b + g.to(tl.int64) * K * N
+        c_base = c + s * N
+    return a_base, b_base, c_base
+
+
+__all__ = ["group_bases", "group_problem", "next_tile"]
