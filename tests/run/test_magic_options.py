@@ -8,24 +8,21 @@ import pytest
 pytest.importorskip("IPython")
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
+from sample_kernels import kernel_text  # noqa: E402
 
 from workbench.report import MIME_TYPE, validate  # noqa: E402
 
-ADD = """@triton.jit
-def iso_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
-
+ADD = kernel_text("vector_add") + """
 n = 500
 x = torch.randn(n, device=DEVICE)
 y = torch.randn(n, device=DEVICE)
 out = torch.empty(n, device=DEVICE)
-iso_add[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128)
+vector_add[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128)
 """
 # the kernel writes nothing; the output already holds the right answer
-STALE = ADD.replace("tl.store(out_ptr + offs, ", "tl.load(out_ptr + offs, mask=m)  # ").replace(
+STALE = ADD.replace("tl.store(out_ptr + offs, x + y, mask=mask)", "tl.load(out_ptr + offs, mask=mask)").replace(
     "out = torch.empty(n, device=DEVICE)", "out = x + y")
+assert STALE.count("tl.store") == 0
 
 
 @pytest.fixture(scope="module")
