@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from workbench.ir.schema_types import MeasureError, Measurement
 from workbench.measure._env import GPURequiredError, environment, gpu_available
 from workbench.measure.counts import Counts, resolve_counts
 from workbench.measure.roofline import roofline
@@ -13,7 +14,7 @@ from workbench.measure.timing import bench
 SCHEMA = "tlx-workbench.measure/1"
 
 
-def _error(exc: BaseException) -> dict[str, Any]:
+def _error(exc: BaseException) -> MeasureError:
     return {"type": type(exc).__name__, "message": getattr(exc, "message", None) or str(exc)}
 
 
@@ -94,7 +95,7 @@ def bench_section(
     return out
 
 
-def report_items(section: Mapping[str, Any]) -> list[dict[str, Any]]:
+def report_items(section: Mapping[str, Any]) -> list[Measurement]:
     """``bench_section``'s dict as items of the Report's ``profile`` list (schema 1.0 payloads:
     kind, status ok/skipped/error, reason, measured_by, device, when, then kind-specific fields)."""
     env = section.get("env") or {}
@@ -110,7 +111,7 @@ def report_items(section: Mapping[str, Any]) -> list[dict[str, Any]]:
         status = "error" if errors else "skipped"
         reason = section.get("message") or ("; ".join(e["message"] for e in errors) or None)
         measured_by, device, when = None, env.get("device"), env.get("measured_at")
-    items: list[dict[str, Any]] = [
+    items: list[Measurement] = [
         {
             "kind": "bench",
             "status": status,

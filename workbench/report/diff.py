@@ -6,6 +6,7 @@ import difflib
 from typing import Any
 
 from workbench.analyse.diff import diff as stage_diff
+from workbench.ir.schema_types import Diff
 from workbench.report.packing import unpack_stage
 
 MAX_DIFF_LINES = 400
@@ -56,7 +57,7 @@ def _as_dict(r: Any) -> dict[str, Any]:
     return {k: getattr(r, k, None) for k in ("id", "created", "kernel", "stages", "metadata", "measurements")}
 
 
-def diff_reports(old: Any, new: Any) -> dict[str, Any]:
+def diff_reports(old: Any, new: Any) -> Diff:
     """The schema's ``previous`` object: what changed from ``old`` to ``new`` (Reports or their dicts)."""
     o, n = _as_dict(old), _as_dict(new)
     ok, nk = o.get("kernel", {}), n.get("kernel", {})

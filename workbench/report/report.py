@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.compile.kernel_kinds import kernel_kind
+from workbench.ir import schema_types as st
 from workbench.ir.json_values import jsonable
 from workbench.report.highlight import language_of_stage
 from workbench.report.packing import pack_stage_diff, pack_stages, unpack_stage, unpack_stage_diff
@@ -83,7 +84,7 @@ def _code_filename(kernel: Any) -> str | None:
     return code.co_filename if code is not None else None
 
 
-def _stage_entries(artifact: Any) -> list[dict[str, Any]]:
+def _stage_entries(artifact: Any) -> list[st.Stage]:
     out = []
     for name, text in artifact.stages.items():
         lmap = artifact.line_maps.get(name, {}) or {}
@@ -98,14 +99,14 @@ def _stage_entries(artifact: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _diagnostic(d: dict[str, Any] | Any, source: str | None = None) -> dict[str, Any]:
+def _diagnostic(d: dict[str, Any] | Any, source: str | None = None) -> st.Diagnostic:
     if not isinstance(d, dict):
         d = {"message": str(d)}
     sev = str(d.get("severity", d.get("level", "warning"))).lower()
     if sev not in ("error", "warning", "info"):
         sev = {"note": "info", "remark": "info", "warn": "warning", "fatal": "error"}.get(sev, "warning")
     line = d.get("line", d.get("lineno"))
-    out = {
+    out: st.Diagnostic = {
         "severity": sev,
         "message": str(d.get("message", "")),
         "line": int(line) if isinstance(line, int) else None,
@@ -120,20 +121,20 @@ def _diagnostic(d: dict[str, Any] | Any, source: str | None = None) -> dict[str,
 class Report:
     """Everything one cell run learned about one kernel. ``to_dict()`` validates against schema.json."""
 
-    kernel: dict[str, Any]
-    cell: dict[str, Any]
-    stages: list[dict[str, Any]]
-    metadata: dict[str, Any]
-    layouts: dict[str, Any]
-    runs: list[dict[str, Any]] = field(default_factory=list)
-    measurements: list[dict[str, Any]] = field(default_factory=list)
-    timeline: dict[str, Any] | None = None
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
-    findings: list[dict[str, Any]] = field(default_factory=list)  # workbench.check's static findings
-    device: dict[str, Any] = field(default_factory=lambda: {"available": False, "kind": "none", "name": None})
-    versions: dict[str, Any] = field(default_factory=versions)
-    previous: dict[str, Any] | None = None
-    view: dict[str, Any] = field(default_factory=lambda: {"stages_first": [], "selected_stage": None})
+    kernel: st.Kernel
+    cell: st.Cell
+    stages: list[st.Stage]
+    metadata: st.Metadata
+    layouts: st.Layouts
+    runs: list[st.Run] = field(default_factory=list)
+    measurements: list[st.Measurement] = field(default_factory=list)
+    timeline: st.Timeline | None = None
+    diagnostics: list[st.Diagnostic] = field(default_factory=list)
+    findings: list[st.Finding] = field(default_factory=list)  # workbench.check's static findings
+    device: st.Device = field(default_factory=lambda: {"available": False, "kind": "none", "name": None})
+    versions: st.Versions = field(default_factory=versions)
+    previous: st.Diff | None = None
+    view: st.View = field(default_factory=lambda: {"stages_first": [], "selected_stage": None})
     options: dict[str, Any] = field(default_factory=dict)
     kernels: list[str] = field(default_factory=list)
     search: dict[str, Any] | None = None  # %%tlx --search: the search's rows (workbench.search), for the Search tab
@@ -332,7 +333,7 @@ class Report:
         validate(self.to_dict())
 
     # ------------------------------------------------------------------ comparison
-    def diff(self, other: Report) -> dict[str, Any]:
+    def diff(self, other: Report) -> st.Diff:
         """How this Report differs from ``other`` (an earlier run); the schema's ``previous`` object."""
         from workbench.report.diff import diff_reports
 

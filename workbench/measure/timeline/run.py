@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.compile.triton_reach import profile_allocator
+from workbench.ir import schema_types as st
 from workbench.measure.timeline.clock import ClockSampler
 from workbench.measure.timeline.clock import measure as measure_clock
 from workbench.measure.timeline.hook import ScopeRecorder, scoped
@@ -199,7 +200,7 @@ def record(kernel: Any, grid: Any, *args: Any, spec: ModeSpec | None = None,
 
 def timeline_section(fn: Callable[[], Any], *, kernel: Any = None, grid: Any = None, args: Any = None,
                      artifact: Any = None, spec: ModeSpec | None = None, level: str = "fine",
-                     events_per_warp: int = EVENTS_PER_WARP, **kw: Any) -> dict[str, Any]:
+                     events_per_warp: int = EVENTS_PER_WARP, **kw: Any) -> st.Timeline:
     """For ``%%tlx --timeline``: the Report's timeline payload (raises when no GPU; the magic wraps it).
 
     ``fn`` relaunches the cell's kernel; ``artifact`` (the plain compile) says where each role's warps
