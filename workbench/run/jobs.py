@@ -136,10 +136,6 @@ class Jobs:
             rows += a.reported("row") or [failed(item, a.failure or "it reported no row")]
         return rows
 
-    def restart(self) -> None:
-        """Stop the worker process; the next call starts a fresh one."""
-        self.worker.stop()
-
     def close(self) -> None:
         self.worker.close()
         shutil.rmtree(self._dir, ignore_errors=True)
