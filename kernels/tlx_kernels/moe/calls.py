@@ -84,6 +84,10 @@ class Grouped:
         self.tuner = Tuner(label="grouped_mm: ")
         self.plans = L.Plans()
 
+    def tuned(self, kind: str, a, b, offsets, variant: str | None = None) -> dict[str, Any] | None:
+        """The ``VARIANT`` + config a call of this problem (and ``variant``) was tuned to; None if none was yet."""
+        return self.tuner.cache.get((*problem(kind, a, b, offsets).key(), variant))
+
     def config_for(self, p: Problem, variant: str | None) -> dict[str, Any]:
         """The tuned ``VARIANT`` + config of this problem (tuned on first use, into the call's output)."""
         cands = [c for c in CANDIDATES if variant in (None, c["VARIANT"])]
@@ -111,6 +115,7 @@ class Grouped:
 
 _grouped = Grouped()
 PLANS = _grouped.plans
+tuned = _grouped.tuned
 
 
 def grouped_mm(x, w, offsets, *, variant: str | None = None, config: dict[str, Any] | None = None, out=None):
@@ -134,4 +139,5 @@ def grouped_mm_dw(x, dy, offsets, *, variant: str | None = None, config: dict[st
 
 __all__ = ["CANDIDATES", "DEFAULT_VARIANT", "PLANS", "VARIANTS", "Grouped", "candidate_name", "check_config",
            "ensure_allocator",
+           "tuned",
            "grouped_mm", "grouped_mm_dw", "grouped_mm_dx", "launch", "prepare"]
