@@ -34,6 +34,9 @@ def ws_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_scale, S_q, 
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
                         NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
+    # Every step's kernel declares its own buffers, barriers, tile and roles (ws_pipelined and ws_pingpong repeat
+    # these lines on purpose): they are what the workbench's orchestration view names, at these lines, and what a
+    # reader of one step needs to see; the work itself is in the shared helpers of .device.
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
     k_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
     v_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)

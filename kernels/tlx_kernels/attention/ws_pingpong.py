@@ -102,6 +102,7 @@ def ws_pingpong_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sca
                                  NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr,
                                  WARP_RELEASE: tl.constexpr = False, LATE_P: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
+    # step (b)'s buffers, barriers, tile and producer, declared again on purpose (see ws.py)
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
     k_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
     v_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)

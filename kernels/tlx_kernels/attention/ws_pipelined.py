@@ -58,6 +58,7 @@ def ws_pipelined_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sc
                                   LATE_P: tl.constexpr = False, LATE_RESCALE: tl.constexpr = False,
                                   S_ALONE: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
+    # step (b)'s buffers, barriers, tile and producer, declared again on purpose (see ws.py)
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
     k_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)
     v_smem = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_BUFFERS)

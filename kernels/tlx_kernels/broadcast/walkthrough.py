@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlx_kernels.broadcast.shapes import BENCH_SHAPES, Shape, op_flops
+from tlx_kernels.gemm.walkthrough import timeline_lines
 
 __all__ = [
     "Pass",
@@ -321,19 +322,6 @@ def facts_table(named: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _timeline_lines(tl: dict[str, Any]) -> list[str]:
-    lines = []
-    for r in tl.get("roles") or []:
-        pct = {k: 100 * (r.get(k) or 0) for k in ("busy_fraction", "issuing_fraction", "waiting_fraction")}
-        waits = ", ".join(f"{k} {100 * v.get('fraction', 0):.0f}%" for k, v in list((r.get("waits") or {}).items())[:3])
-        lines.append(f"  {str(r.get('role')):<12} busy {pct['busy_fraction']:5.1f}%  issuing "
-                     f"{pct['issuing_fraction']:5.1f}%  waiting {pct['waiting_fraction']:5.1f}%  "
-                     f"({waits or 'no waits'})")
-    if tl.get("overhead") is not None:
-        lines.append(f"  instrumentation overhead {100 * tl['overhead']:+.1f}% (plain vs instrumented median)")
-    return lines
-
-
 def measured(report: Any) -> str:
     """What a ``%%tlx --check --bench --timeline`` Report holds: the checks, the time, the timeline per role."""
     lines = []
@@ -353,7 +341,7 @@ def measured(report: Any) -> str:
             lines.append(f"time: not measured ({m.get('reason') or m.get('status')})")
     tl = getattr(report, "timeline", None) or {}
     if tl.get("status") == "ok":
-        lines += ["timeline (per role, the CTAs recorded):", *_timeline_lines(tl)]
+        lines += ["timeline (per role, the CTAs recorded):", *timeline_lines(tl, waits=3)]
     elif tl:
         lines.append(f"timeline: {tl.get('status')} ({tl.get('reason')})")
     return "\n".join(lines)

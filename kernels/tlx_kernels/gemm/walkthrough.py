@@ -24,7 +24,7 @@ from typing import Any
 from tlx_kernels.gemm import common as C
 
 __all__ = ["ATOL", "RTOL", "Knobs", "facts", "knobs", "measured", "output", "persistent_grid", "ptxas_warnings",
-           "show_step", "summary_table", "tiles_grid", "tma_args"]
+           "show_step", "summary_table", "tiles_grid", "timeline_lines", "tma_args"]
 
 # Tolerances of the tutorial's checks (fp32 accumulation, fp16/bf16 output; K up to 8192, values ~sqrt(K)):
 # cuBLAS and our kernels sum in different orders, so outputs near zero differ by more than a relative bound.
@@ -166,15 +166,19 @@ GPU_NOTE = (
 )
 
 
-def _timeline_lines(tl: dict[str, Any]) -> list[str]:
+def timeline_lines(tl: dict[str, Any], waits: int = 2) -> list[str]:
+    """Per role of a Report's timeline: busy, issuing and waiting shares of its span and its ``waits`` longest
+    barrier waits; then the instrumentation's cost (the GEMM and broadcast walkthroughs print this)."""
     lines = []
     for r in tl.get("roles") or []:
         pct = {k: 100 * (r.get(k) or 0) for k in ("busy_fraction", "issuing_fraction", "waiting_fraction")}
-        waits = ", ".join(f"{k} {100 * v['fraction']:.0f}%" for k, v in list((r.get("waits") or {}).items())[:2])
-        lines.append(f"  {r['role']:<11} busy {pct['busy_fraction']:5.1f}%  issuing {pct['issuing_fraction']:5.1f}%  "
-                     f"waiting {pct['waiting_fraction']:5.1f}%  ({waits or 'no barrier waits'})")
+        top = list((r.get("waits") or {}).items())[:waits]
+        longest = ", ".join(f"{k} {100 * v.get('fraction', 0):.0f}%" for k, v in top)
+        lines.append(f"  {str(r.get('role')):<12} busy {pct['busy_fraction']:5.1f}%  issuing "
+                     f"{pct['issuing_fraction']:5.1f}%  waiting {pct['waiting_fraction']:5.1f}%  "
+                     f"({longest or 'no barrier waits'})")
     if tl.get("overhead") is not None:
-        lines.append(f"  instrumentation overhead {100 * tl['overhead']:+.1f}%")
+        lines.append(f"  instrumentation overhead {100 * tl['overhead']:+.1f}% (plain vs instrumented median)")
     return lines
 
 
@@ -220,7 +224,7 @@ def print_step(now: dict[str, Any], before: dict[str, Any] | None, m: dict[str, 
 def show_step(report: Any, prev: Any = None, cublas: Any = None) -> None:
     """Print what this step changed (compiler facts before/now), its check, and what was measured (or would be)."""
     print_step(facts(report), facts(prev) if prev is not None else None, measured(report), cublas, "cuBLAS",
-               GPU_NOTE, ("timeline (per role)", _timeline_lines))
+               GPU_NOTE, ("timeline (per role)", timeline_lines))
 
 
 def summary_table(reports: dict[str, Any], cublas: Any = None) -> str:

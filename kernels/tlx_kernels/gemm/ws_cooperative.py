@@ -66,6 +66,7 @@ def ws_cooperative_kernel(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN:
     else:
         empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=2)
 
+    # the roles as in ws_pingpong.py, declared in each kernel on purpose: the orchestration view names them here
     with tlx.async_tasks():
         with tlx.async_task("default"):
             dev.produce(a_desc, b_desc, a_bufs, b_bufs, full, empty, M, N, K, BM, BN, BK, NUM_STAGES, GROUP_M, A_T,
