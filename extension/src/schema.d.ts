@@ -68,9 +68,9 @@ export type Status = 'ok' | 'skipped' | 'error';
  */
 export interface TlxReport {
   /**
-   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear).
+   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload.
    */
-  schema_version: '2.0' | '2.1' | '2.2';
+  schema_version: '2.0' | '2.1' | '2.2' | '2.3';
   /**
    * Unique id of this Report (hex).
    */
@@ -137,6 +137,10 @@ export interface TlxReport {
    * With %%tlx --search: every candidate of the search this Report's kernel won (or, when none ran, the first compiled).
    */
   search?: null | Search;
+  /**
+   * Since 2.3, for a TLX kernel: its orchestration model and one simulated run of program 0 (workbench.report.orchestration), with the findings and a timeline's waits on it; the viewer's Orchestration tab.
+   */
+  orchestration?: null | Orchestration;
 }
 /**
  * This interface was referenced by `TlxReport`'s JSON-Schema
@@ -847,4 +851,222 @@ export interface SearchRow {
    * Timed again with the other leaders, in the same rounds.
    */
   confirmed?: boolean | null;
+}
+/**
+ * What the Orchestration tab draws: one lane per task, buffer rings as slot rows, barrier sets as nodes, arrive / expect-bytes / copy edges into a barrier set and wait edges out of it, and the simulated schedule round by round (round r of a barrier is its r-th phase, of a wait its r-th pass on that barrier). Ids index their arrays.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestration".
+ */
+export interface Orchestration {
+  kind: 'orchestration';
+  status: Status;
+  reason: string | null;
+  kernel?: string;
+  warp_specialized?: boolean;
+  tasks: OrchestrationTask[];
+  buffers: OrchestrationBuffer[];
+  barriers: OrchestrationBarrier[];
+  ops: OrchestrationOp[];
+  edges: OrchestrationEdge[];
+  rounds: OrchestrationRound[];
+  /**
+   * The waits the simulated run ended in (a hang), each at its round.
+   */
+  blocked: OrchestrationWait[];
+  /**
+   * How far the simulated run went and with which launch values.
+   */
+  simulation?: {
+    finished?: number[];
+    /**
+     * Tasks the run could not follow past a line, and why.
+     */
+    lost?: {
+      task: number;
+      line: number | null;
+      why: string;
+    }[];
+    truncated?: boolean;
+    steps?: number;
+    seconds?: number;
+    values?: {
+      [k: string]: number;
+    };
+    grid?: number[] | null;
+  };
+  marks?: OrchestrationMark[];
+  /**
+   * Where the wait edges' measured times come from (the Report's timeline).
+   */
+  measured?: {
+    measured_by?: string | null;
+    device?: string | null;
+    when?: string | null;
+    ctas_recorded?: number | null;
+    level?: string | null;
+  } | null;
+}
+/**
+ * One async task or replica (a lane). region: the TTGIR region it runs in (default, partitionN, kernel); role: the timeline's role of that region.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestrationTask".
+ */
+export interface OrchestrationTask {
+  index: number;
+  name: string;
+  partition?: number | null;
+  replica?: number | null;
+  num_warps: number;
+  start_warp?: number | null;
+  registers?: number | null;
+  line?: number | null;
+  region?: string;
+  role?: string | null;
+  ops: number[];
+}
+/**
+ * A buffer set (a ring of count slots); filled_by / released_by: the barrier sets whose phases say a slot holds data / is free again (slot i with barrier i).
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestrationBuffer".
+ */
+export interface OrchestrationBuffer {
+  id: number;
+  name: string;
+  line?: number | null;
+  shape?: number[];
+  dtype?: string;
+  count: number;
+  storage?: string;
+  bytes?: number;
+  filled_by?: number | null;
+  released_by?: number | null;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestrationBarrier".
+ */
+export interface OrchestrationBarrier {
+  id: number;
+  name: string;
+  line?: number | null;
+  count: number;
+  arrive_count: number;
+}
+/**
+ * An orchestration op of a task as written (kind as workbench.analyse's SyncOp: wait, arrive, expect, tma_load, mma, local_load, ...); repeats: how many ops an unrolled loop made of it.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestrationOp".
+ */
+export interface OrchestrationOp {
+  id: number;
+  task: number;
+  kind: string;
+  line: number | null;
+  barrier?: number | null;
+  buffers?: number[];
+  bytes?: number | null;
+  count?: number | null;
+  in_loop?: boolean;
+  repeats?: number;
+}
+/**
+ * arrive / expect / copy / commit: from an op into a barrier set; wait: from a barrier set into a wait op, with the phases it waited for round by round (label: the first two rounds) and, with a timeline, its role's measured waits on that set.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestrationEdge".
+ */
+export interface OrchestrationEdge {
+  id: number;
+  kind: 'arrive' | 'expect' | 'copy' | 'commit' | 'wait';
+  op: number;
+  barrier: number;
+  label: string;
+  phases?: number[][];
+  measured?: OrchestrationWaitTime;
+  /**
+   * The measured wait with the largest mean.
+   */
+  slowest?: boolean;
+}
+/**
+ * A role's waits on one barrier set, from the timeline (ns); shared: how many wait ops of the task on that set share these numbers.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestrationWaitTime".
+ */
+export interface OrchestrationWaitTime {
+  role: string | null;
+  count: number;
+  mean_ns?: number | null;
+  p95_ns?: number | null;
+  total_ns?: number | null;
+  fraction?: number | null;
+  per_cta?: number | null;
+  shared?: number;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestrationRound".
+ */
+export interface OrchestrationRound {
+  round: number;
+  /**
+   * Phase `round` of each barrier that reached it: completed or not, who arrived, the bytes expected and copied.
+   */
+  barriers: {
+    barrier: number;
+    index: number;
+    completed: boolean;
+    arrivals?: {
+      task: number;
+      line: number | null;
+      count: number;
+    }[];
+    expected?: number;
+    copied?: number;
+    pending?: number;
+  }[];
+  slots: {
+    buffer: number;
+    index: number;
+    state: 'empty' | 'filling' | 'full' | 'released';
+  }[];
+  waits: OrchestrationWait[];
+}
+/**
+ * A wait op in a round: the barrier index, the phase (parity) it waited for, whether it passed.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestrationWait".
+ */
+export interface OrchestrationWait {
+  op: number;
+  task?: number;
+  line?: number | null;
+  barrier?: number | null;
+  index?: number | null;
+  parity?: number | null;
+  named?: number | null;
+  round?: number;
+  passed?: boolean;
+}
+/**
+ * A finding drawn on the graph: red, a wait that never completes; orange, a read too early; other, any other finding at an op's line. finding indexes the Report's findings.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestrationMark".
+ */
+export interface OrchestrationMark {
+  finding: number;
+  rule: string;
+  severity?: 'error' | 'warning' | 'info';
+  color: 'red' | 'orange' | 'other';
+  line?: number | null;
+  message?: string;
+  ops: number[];
+  edges: number[];
 }

@@ -16,6 +16,7 @@ import type {
   LinearLayout,
   Measurement,
   Metadata,
+  Orchestration,
   Roofline,
   Run,
   Search,
@@ -26,13 +27,14 @@ import type {
   ValueLayout as ValueLayoutData
 } from './schema';
 
-export type { Bench, Check, Diff, Finding, Measurement, Roofline, Run, Search, Task, Timeline, TlxReport };
+export type { Bench, Check, Diff, Finding, Measurement, Orchestration, Roofline, Run, Search, Task, Timeline, TlxReport };
 
 export const MIME_TYPE = 'application/vnd.tlx-workbench.report+json';
 
 /** Schema versions this viewer reads (1.0: texts in the clear; 2.0: large texts gzip+base64; 2.1: + search;
- * 2.2: + linear layouts, without which the Layouts tab lists layouts and says why it cannot draw them). */
-export const READS = ['1.0', '2.0', '2.1', '2.2'];
+ * 2.2: + linear layouts, without which the Layouts tab lists layouts and says why it cannot draw them;
+ * 2.3: + orchestration, the Orchestration tab's payload). */
+export const READS = ['1.0', '2.0', '2.1', '2.2', '2.3'];
 
 /** Stage names in the order the picker shows them. */
 export const STAGE_ORDER = ['tlx', 'gluon', 'ttir', 'ttgir', 'llir', 'ptx', 'sass'];
@@ -86,6 +88,8 @@ export interface Report {
   device: Partial<Device>;
   /** %%tlx --search: every candidate of the search (the Search tab). */
   search: Search | null;
+  /** A TLX kernel's orchestration graph and simulated schedule (the Orchestration tab). */
+  orchestration: Orchestration | null;
 }
 
 export function stageLanguage(name: string): Language {
@@ -271,6 +275,15 @@ function readSearch(v: unknown): Search | null {
   };
 }
 
+function readOrchestration(v: unknown): Orchestration | null {
+  const o = obj(v);
+  if (o.kind !== 'orchestration') {
+    return null;
+  }
+  const lists = ['tasks', 'buffers', 'barriers', 'ops', 'edges', 'rounds', 'blocked', 'marks'];
+  return { ...o, ...Object.fromEntries(lists.map(k => [k, arr(o[k])])) } as unknown as Orchestration;
+}
+
 function payload<T>(v: unknown): T | null {
   const o = obj(v);
   return typeof o.kind === 'string' ? (o as T) : null;
@@ -315,7 +328,8 @@ export async function loadReport(data: unknown): Promise<Report> {
     stagesFirst: arr(view.stages_first).map(x => str(x)),
     selectedStage: typeof view.selected_stage === 'string' ? view.selected_stage : null,
     device: obj(raw.device),
-    search: readSearch(raw.search)
+    search: readSearch(raw.search),
+    orchestration: readOrchestration(raw.orchestration)
   };
 }
 

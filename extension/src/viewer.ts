@@ -8,7 +8,8 @@ import { clear, el } from './dom';
 import { CodePane } from './editor';
 import { renderHeader } from './header';
 import { renderLayouts } from './layoutview';
-import { LineIndex, LinkOrigin, describeRanges, linkedLines } from './linemap';
+import { LineIndex, LinkOrigin, LinkResult, describeRanges, linkedLines, uniqueSorted } from './linemap';
+import { renderOrchestration } from './orchestration';
 import { renderRoofline, renderTimeline } from './plots';
 import { renderSearch } from './search';
 import { provenance } from './summary';
@@ -34,7 +35,7 @@ interface StageColumn {
   count: HTMLElement;
 }
 
-type Tab = 'code' | 'layouts' | 'timeline' | 'roofline' | 'changes' | 'search';
+type Tab = 'code' | 'layouts' | 'orchestration' | 'timeline' | 'roofline' | 'changes' | 'search';
 
 export class ReportViewer extends Widget {
   private report: Report | null = null;
@@ -44,6 +45,7 @@ export class ReportViewer extends Widget {
   private bodyNode: HTMLElement;
   private codeNode: HTMLElement;
   private layoutsNode: HTMLElement;
+  private orchestrationNode: HTMLElement;
   private timelineNode: HTMLElement;
   private rooflineNode: HTMLElement;
   private changesNode: HTMLElement;
@@ -53,6 +55,8 @@ export class ReportViewer extends Widget {
   private columns: StageColumn[] = [];
   private indexes: { [stage: string]: LineIndex } = {};
   private pinned: LinkOrigin | null = null;
+  /** Source lines pinned together (a click in the Orchestration tab); the first is `pinned`. */
+  private pinnedLines: number[] = [];
   private hover: LinkOrigin | null = null;
   private frame = 0;
   private tab: Tab = 'code';
@@ -71,13 +75,14 @@ export class ReportViewer extends Widget {
     this.bodyNode = el('div', { class: 'tlx-body' });
     this.codeNode = el('div', { class: 'tlx-pane tlx-code-pane', 'data-tab': 'code' });
     this.layoutsNode = el('div', { class: 'tlx-pane tlx-layouts-pane', 'data-tab': 'layouts' });
+    this.orchestrationNode = el('div', { class: 'tlx-pane tlx-orch-pane', 'data-tab': 'orchestration' });
     this.timelineNode = el('div', { class: 'tlx-pane tlx-timeline-pane', 'data-tab': 'timeline' });
     this.rooflineNode = el('div', { class: 'tlx-pane tlx-roofline-pane', 'data-tab': 'roofline' });
     this.changesNode = el('div', { class: 'tlx-pane tlx-changes-pane', 'data-tab': 'changes' });
     this.searchNode = el('div', { class: 'tlx-pane tlx-search-pane', 'data-tab': 'search' });
     this.statusNode = el('div', { class: 'tlx-status' });
-    this.bodyNode.append(this.codeNode, this.layoutsNode, this.timelineNode, this.rooflineNode, this.changesNode,
-      this.searchNode);
+    this.bodyNode.append(this.codeNode, this.layoutsNode, this.orchestrationNode, this.timelineNode, this.rooflineNode,
+      this.changesNode, this.searchNode);
     this.node.append(this.headerNode, this.tabsNode, this.bodyNode);
   }
 
@@ -94,6 +99,7 @@ export class ReportViewer extends Widget {
       this.indexes[s.name] = new LineIndex(s.lineMap);
     }
     this.pinned = null;
+    this.pinnedLines = [];
     this.hover = null;
     this.rendered = {};
     this.node.dataset.kernel = report.kernelName;
@@ -147,6 +153,9 @@ export class ReportViewer extends Widget {
 
   private availableTabs(): Tab[] {
     const tabs: Tab[] = ['code', 'layouts'];
+    if (this.report!.orchestration) {
+      tabs.push('orchestration');
+    }
     if (this.timelinePayload()) {
       tabs.push('timeline');
     }
@@ -167,6 +176,7 @@ export class ReportViewer extends Widget {
     const labels: { [k in Tab]: string } = {
       code: 'Source & IR',
       layouts: `Layouts (${this.report!.values.length || this.report!.declared.length})`,
+      orchestration: 'Orchestration',
       timeline: 'Timeline',
       roofline: 'Roofline',
       changes: 'Changes',
@@ -198,8 +208,8 @@ export class ReportViewer extends Widget {
       b.classList.toggle('tlx-active', (b as HTMLElement).dataset.tab === t);
       b.setAttribute('aria-selected', String((b as HTMLElement).dataset.tab === t));
     }
-    for (const p of [this.codeNode, this.layoutsNode, this.timelineNode, this.rooflineNode, this.changesNode,
-      this.searchNode]) {
+    for (const p of [this.codeNode, this.layoutsNode, this.orchestrationNode, this.timelineNode, this.rooflineNode,
+      this.changesNode, this.searchNode]) {
       p.classList.toggle('tlx-hidden', p.dataset.tab !== t);
     }
     if (this.rendered[t]) {
@@ -208,6 +218,12 @@ export class ReportViewer extends Widget {
     this.rendered[t] = true;
     if (t === 'layouts') {
       renderLayouts(this.layoutsNode, this.report!);
+    } else if (t === 'orchestration') {
+      renderOrchestration(this.orchestrationNode, this.report!.orchestration!, {
+        pinLines: lines => this.pinLines(lines),
+        showCode: () => this.showTab('code'),
+        source: this.report!.source
+      });
     } else if (t === 'timeline') {
       void renderTimeline(this.timelineNode, this.timelinePayload()!).catch(e => this.plotError(this.timelineNode, e));
     } else if (t === 'changes') {
@@ -464,11 +480,37 @@ export class ReportViewer extends Widget {
       this.pinned.line === o.line &&
       (o.kind === 'source' || (this.pinned as any).stage === (o as any).stage);
     this.pinned = same ? null : o;
+    this.pinnedLines = [];
     this.hover = null;
     this.refreshLinks(true);
     if (reveal && o.kind === 'source') {
       this.sourcePane?.revealLine(o.line);
     }
+  }
+
+  /** Pin several source lines together (an op, barrier or edge of the Orchestration tab) and scroll them into
+   * view in the source and stage panes; returns what they link to, as the status line says it. */
+  pinLines(lines: number[]): string {
+    this.pinned = lines.length ? { kind: 'source', line: lines[0] } : null;
+    this.pinnedLines = lines.length > 1 ? uniqueSorted(lines) : [];
+    this.hover = null;
+    this.refreshLinks(true);
+    if (lines.length) {
+      this.sourcePane?.revealLine(lines[0]);
+    }
+    return (this.statusNode.textContent ?? '').replace(/^pinned /, '');
+  }
+
+  private links(origin: LinkOrigin, names: string[]): LinkResult {
+    if (origin !== this.pinned || this.pinnedLines.length < 2) {
+      return linkedLines(this.indexes, origin, names);
+    }
+    const all = this.pinnedLines.map(line => linkedLines(this.indexes, { kind: 'source', line }, names));
+    const stages: { [k: string]: number[] } = {};
+    for (const n of names) {
+      stages[n] = uniqueSorted(all.flatMap(r => r.stages[n] ?? []));
+    }
+    return { source: uniqueSorted(all.flatMap(r => r.source)), stages };
   }
 
   /** Highlight the lines linked to the hovered or pinned line; `scroll`: bring them into view in
@@ -477,7 +519,7 @@ export class ReportViewer extends Widget {
     const origin = this.hover ?? this.pinned;
     const cols = this.visibleColumns();
     const names = cols.map(c => c.stage);
-    const res = origin ? linkedLines(this.indexes, origin, names) : { source: [], stages: {} as { [k: string]: number[] } };
+    const res = origin ? this.links(origin, names) : { source: [], stages: {} as { [k: string]: number[] } };
     const fromSource = origin?.kind === 'source';
     this.sourcePane?.setLinked(res.source, scroll && !!origin && !fromSource);
     this.node.dataset.linkedSource = res.source.join(',');
@@ -491,8 +533,10 @@ export class ReportViewer extends Widget {
       this.statusNode.textContent = 'Hover or click a line to see where it went.';
       return;
     }
-    const where =
-      origin.kind === 'source' ? `source line ${origin.line}` : `${origin.stage} line ${origin.line}`;
+    const several = origin === this.pinned && this.pinnedLines.length > 1;
+    const where = several
+      ? `source lines ${describeRanges(this.pinnedLines)}`
+      : origin.kind === 'source' ? `source line ${origin.line}` : `${origin.stage} line ${origin.line}`;
     const parts: string[] = [];
     if (origin.kind === 'stage') {
       parts.push(res.source.length ? `source ${describeRanges(res.source)}` : 'no source line');

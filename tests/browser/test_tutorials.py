@@ -32,6 +32,8 @@ CELLS_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets.map(c 
 
 def expected_tabs(r: Report) -> set[str]:
     tabs = {"code", "layouts"}
+    if r.orchestration:
+        tabs.add("orchestration")
     if r.timeline and r.timeline.get("status", "ok") == "ok":
         tabs.add("timeline")
     if any(m.get("kind") == "roofline" and m.get("status", "ok") == "ok" for m in r.measurements):
@@ -88,6 +90,7 @@ def check_tabs(viewer, report: Report, shots: Path) -> None:
     assert tabs == expected_tabs(report)
     content = {
         "layouts": ".tlx-layouts-pane .tlx-values, .tlx-layouts-pane .tlx-empty",
+        "orchestration": ".tlx-orch-pane .tlx-orch-graph, .tlx-orch-pane .tlx-plot-status",
         "roofline": ".tlx-roofline-pane .tlx-plot-summary",
         "timeline": ".tlx-timeline-pane .tlx-plot-caption",
         "changes": ".tlx-changes-pane .tlx-stage-changes",

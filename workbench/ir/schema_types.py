@@ -19,6 +19,141 @@ class View(TypedDict):
     selected_stage: NotRequired[str | None]
 
 
+class LostItem(TypedDict):
+    task: int
+    line: int | None
+    why: str
+
+
+class Simulation(TypedDict):
+    finished: NotRequired[list[int]]
+    lost: NotRequired[list[LostItem]]
+    truncated: NotRequired[bool]
+    steps: NotRequired[int]
+    seconds: NotRequired[float]
+    values: NotRequired[dict[str, int]]
+    grid: NotRequired[list[int] | None]
+
+
+class Measured(TypedDict):
+    measured_by: NotRequired[str | None]
+    device: NotRequired[str | None]
+    when: NotRequired[str | None]
+    ctas_recorded: NotRequired[int | None]
+    level: NotRequired[str | None]
+
+
+class OrchestrationTask(TypedDict):
+    index: int
+    name: str
+    partition: NotRequired[int | None]
+    replica: NotRequired[int | None]
+    num_warps: int
+    start_warp: NotRequired[int | None]
+    registers: NotRequired[int | None]
+    line: NotRequired[int | None]
+    region: NotRequired[str]
+    role: NotRequired[str | None]
+    ops: list[int]
+
+
+class OrchestrationBuffer(TypedDict):
+    id: int
+    name: str
+    line: NotRequired[int | None]
+    shape: NotRequired[list[int]]
+    dtype: NotRequired[str]
+    count: int
+    storage: NotRequired[str]
+    bytes: NotRequired[int]
+    filled_by: NotRequired[int | None]
+    released_by: NotRequired[int | None]
+
+
+class OrchestrationBarrier(TypedDict):
+    id: int
+    name: str
+    line: NotRequired[int | None]
+    count: int
+    arrive_count: int
+
+
+class OrchestrationOp(TypedDict):
+    id: int
+    task: int
+    kind: str
+    line: int | None
+    barrier: NotRequired[int | None]
+    buffers: NotRequired[list[int]]
+    bytes: NotRequired[int | None]
+    count: NotRequired[int | None]
+    in_loop: NotRequired[bool]
+    repeats: NotRequired[int]
+
+
+class OrchestrationWaitTime(TypedDict):
+    role: str | None
+    count: int
+    mean_ns: NotRequired[float | None]
+    p95_ns: NotRequired[float | None]
+    total_ns: NotRequired[float | None]
+    fraction: NotRequired[float | None]
+    per_cta: NotRequired[float | None]
+    shared: NotRequired[int]
+
+
+class OrchestrationWait(TypedDict):
+    op: int
+    task: NotRequired[int]
+    line: NotRequired[int | None]
+    barrier: NotRequired[int | None]
+    index: NotRequired[int | None]
+    parity: NotRequired[int | None]
+    named: NotRequired[int | None]
+    round: NotRequired[int]
+    passed: NotRequired[bool]
+
+
+class Arrival(TypedDict):
+    task: int
+    line: int | None
+    count: int
+
+
+class Barrier(TypedDict):
+    barrier: int
+    index: int
+    completed: bool
+    arrivals: NotRequired[list[Arrival]]
+    expected: NotRequired[int]
+    copied: NotRequired[int]
+    pending: NotRequired[int]
+
+
+class Slot(TypedDict):
+    buffer: int
+    index: int
+    state: Literal['empty', 'filling', 'full', 'released']
+
+
+class OrchestrationRound(TypedDict):
+    round: int
+    barriers: list[Barrier]
+    slots: list[Slot]
+    waits: list[OrchestrationWait]
+
+
+class OrchestrationMark(TypedDict):
+    finding: int
+    rule: str
+    severity: NotRequired[Literal['error', 'warning', 'info']]
+    color: Literal['red', 'orange', 'other']
+    line: NotRequired[int | None]
+    message: NotRequired[str]
+    ops: list[int]
+    edges: list[int]
+
+
 class SearchRow(TypedDict):
     index: int
     config: dict[str, Any]
@@ -440,6 +575,17 @@ class Diff(TypedDict):
     measurements: NotRequired[list[Measurement1]]
 
 
+class OrchestrationEdge(TypedDict):
+    id: int
+    kind: Literal['arrive', 'expect', 'copy', 'commit', 'wait']
+    op: int
+    barrier: int
+    label: str
+    phases: NotRequired[list[list[int]]]
+    measured: NotRequired[OrchestrationWaitTime]
+    slowest: NotRequired[bool]
+
+
 class Search(TypedDict):
     search_id: str
     kernel: str
@@ -469,8 +615,26 @@ class Run(TypedDict):
     checks: list[Check]
 
 
+class Orchestration(TypedDict):
+    kind: Literal['orchestration']
+    status: Status
+    reason: str | None
+    kernel: NotRequired[str]
+    warp_specialized: NotRequired[bool]
+    tasks: list[OrchestrationTask]
+    buffers: list[OrchestrationBuffer]
+    barriers: list[OrchestrationBarrier]
+    ops: list[OrchestrationOp]
+    edges: list[OrchestrationEdge]
+    rounds: list[OrchestrationRound]
+    blocked: list[OrchestrationWait]
+    simulation: NotRequired[Simulation]
+    marks: NotRequired[list[OrchestrationMark]]
+    measured: NotRequired[Measured | None]
+
+
 class TlxReport(TypedDict):
-    schema_version: Literal['2.0', '2.1', '2.2']
+    schema_version: Literal['2.0', '2.1', '2.2', '2.3']
     id: str
     created: str
     kernel: Kernel
@@ -490,3 +654,4 @@ class TlxReport(TypedDict):
     options: NotRequired[dict[str, Any]]
     kernels: NotRequired[list[str]]
     search: NotRequired[Search | None]
+    orchestration: NotRequired[Orchestration | None]

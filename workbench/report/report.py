@@ -26,7 +26,7 @@ from workbench.report.packing import pack_stage_diff, pack_stages, unpack_stage,
 
 __all__ = ["BUDGET_BYTES", "MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
 
-SCHEMA_VERSION = "2.2"
+SCHEMA_VERSION = "2.3"
 MIME_TYPE = "application/vnd.tlx-workbench.report+json"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 BUDGET_BYTES = 512 * 1024  # one Report in a notebook, all its representations (issue 17)
@@ -117,6 +117,12 @@ def _diagnostic(d: dict[str, Any] | Any, source: str | None = None) -> st.Diagno
     return out
 
 
+def _orchestration(artifact: Any, runs: list[st.Run] | None) -> st.Orchestration:
+    from workbench.report.orchestration import build
+
+    return build(artifact, runs)
+
+
 @dataclass
 class Report:
     """Everything one cell run learned about one kernel. ``to_dict()`` validates against schema.json."""
@@ -138,6 +144,7 @@ class Report:
     options: dict[str, Any] = field(default_factory=dict)
     kernels: list[str] = field(default_factory=list)
     search: dict[str, Any] | None = None  # %%tlx --search: the search's rows (workbench.search), for the Search tab
+    orchestration: st.Orchestration | None = None  # a TLX kernel's model and simulated run (report.orchestration)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     created: str = field(default_factory=_now)
     schema_version: str = SCHEMA_VERSION
@@ -229,6 +236,7 @@ class Report:
                 "selected_stage": first[0] if first else None,  # None: the viewer's default (TTGIR, PTX)
             },
             options=dict(options or {}),
+            orchestration=_orchestration(artifact, runs) if kind == "tlx" else None,
             artifact=artifact,
         )
 
@@ -292,12 +300,16 @@ class Report:
         "options",
         "kernels",
         "search",
+        "orchestration",
     )
 
     def to_dict(self, max_bytes: int | None = None) -> dict[str, Any]:
         """The JSON form (schema.json): large stage texts and stage diffs gzip+base64 (packing.py).
         ``max_bytes``: the JSON stays within it by storing only the first lines of the largest stages."""
+        from workbench.report.orchestration_marks import decorate
+
         d = jsonable({k: getattr(self, k) for k in self._FIELDS if k != "stages"})
+        d["orchestration"] = decorate(d["orchestration"], d["findings"], d["timeline"])
         if isinstance(self.previous, dict) and isinstance(self.previous.get("stages"), list):
             d["previous"] = {**d["previous"], "stages": [pack_stage_diff(s) for s in d["previous"]["stages"]]}
         room = None if max_bytes is None else max_bytes - len(json.dumps(d))

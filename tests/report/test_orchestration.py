@@ -1,0 +1,182 @@
+"""The Report's orchestration payload (workbench.report.orchestration, orchestration_marks): tutorial 04's ring
+kernel through real ``%%tlx`` cells (compile only, CPU): its lanes, ring, barrier nodes, edges with the phases
+of the first two rounds, the simulated rounds, and each of its four bugs drawn where the checks found it;
+and the recorded H200 Report (workbench/report/examples/gpu_h200_ws_coop_gemm.json), whose payload is rebuilt
+from its own TTGIR and whose wait edges carry its timeline's measured waits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("IPython")
+
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from IPython.utils.capture import capture_output  # noqa: E402
+
+from workbench.report import MIME_TYPE, Report, validate  # noqa: E402
+from workbench.report.orchestration import from_report, launch_values  # noqa: E402
+from workbench.report.orchestration_marks import decorate  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TUTORIAL = ROOT / "tutorials" / "04-orchestration-checks.ipynb"
+GPU_EXAMPLE = ROOT / "workbench" / "report" / "examples" / "gpu_h200_ws_coop_gemm.json"
+FIXTURE = ROOT / "extension" / "test" / "fixtures" / "orchestration_h200_ws_coop_gemm.json"
+
+
+@pytest.fixture(scope="module")
+def tutorial04(tmp_path_factory):
+    """The Report payload of each %%tlx cell of tutorial 04 (BUG 0..4), as the magic displays it."""
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "workbench")
+    code = ["".join(c["source"]) for c in json.loads(TUTORIAL.read_text())["cells"] if c["cell_type"] == "code"]
+    setup = code[0].replace("%load_ext workbench\n", "")
+    assert ip.run_cell(setup).success
+    out = []
+    for cell in [c for c in code if c.startswith("%%tlx")]:
+        with capture_output(display=True) as cap:
+            assert ip.run_cell(cell).success, cell.splitlines()[0]
+        out.append(next(o.data[MIME_TYPE] for o in cap.outputs if MIME_TYPE in o.data))
+    ip.run_line_magic("unload_ext", "workbench")
+    return out, code
+
+
+def _line(cell: str, text: str) -> int:
+    """The cell line (the %%tlx line is 1) of the first line containing ``text``."""
+    return next(i for i, s in enumerate(cell.splitlines(), 1) if text in s)
+
+
+def _op(p: dict, kind: str, line: int) -> dict:
+    return next(o for o in p["ops"] if o["kind"] == kind and o["line"] == line)
+
+
+def test_ring_sum_graph_lanes_ring_nodes_edges_and_rounds(tutorial04):
+    reports, code = tutorial04
+    r = reports[0]
+    validate(r)
+    p = r["orchestration"]
+    cell = next(c for c in code if c.startswith("%%tlx") and "def ring_sum" in c)
+    assert p["status"] == "ok" and p["warp_specialized"]
+    assert [(t["name"], t["num_warps"], t["region"]) for t in p["tasks"]] == [
+        ("the default task", 4, "default"), (f"the task at line {_line(cell, 'num_warps=4):  # consumer')}", 4,
+                                             "partition0")]
+    assert [(b["name"], b["count"], b["arrive_count"]) for b in p["barriers"]] == [("full", 3, 1), ("empty", 3, 1)]
+    ring = p["buffers"][0]
+    assert (ring["name"], ring["count"], ring["shape"], ring["dtype"]) == ("bufs", 3, [64, 64], "f16")
+    assert (ring["filled_by"], ring["released_by"]) == (0, 1)  # full says a slot holds data, empty that it is free
+    wait_empty = _op(p, "wait", _line(cell, "tlx.barrier_wait(empty[s], p ^ 1)"))
+    expect = _op(p, "expect", _line(cell, "tlx.barrier_expect_bytes(full[s], TILE_BYTES)"))
+    copy = _op(p, "tma_load", _line(cell, "tlx.async_descriptor_load"))
+    wait_full = _op(p, "wait", _line(cell, "tlx.barrier_wait(full[s], p)  # data landed?"))
+    arrive = _op(p, "arrive", _line(cell, "tlx.barrier_arrive(empty[s])"))
+    edges = {(e["kind"], e["op"], e["barrier"]): e for e in p["edges"]}
+    assert set(edges) == {("wait", wait_empty["id"], 1), ("expect", expect["id"], 0), ("copy", copy["id"], 0),
+                          ("wait", wait_full["id"], 0), ("arrive", arrive["id"], 1)}
+    # a fresh barrier has completed phase 1: the producer's first wait on empty passes, then it waits for phase 0
+    assert edges[("wait", wait_empty["id"], 1)]["label"] == "phase 1, 0"
+    assert edges[("wait", wait_full["id"], 0)]["label"] == "phase 0, 1"
+    assert edges[("expect", expect["id"], 0)]["label"] == "expect 8 KiB"
+    assert edges[("copy", copy["id"], 0)]["label"] == "copy 8 KiB"
+    # 8 tiles through 3 slots: rounds 0 and 1 use every slot, round 2 slots 0 and 1
+    assert len(p["rounds"]) == 3 and p["blocked"] == [] and p["simulation"]["finished"] == [0, 1]
+    assert p["simulation"]["values"]["K"] == 512
+    assert [s["state"] for s in p["rounds"][2]["slots"]] == ["released", "released", "empty"]
+    assert sorted((w["op"], w["index"], w["parity"]) for w in p["rounds"][1]["waits"] if w["op"] == wait_full["id"]) \
+        == [(wait_full["id"], i, 1) for i in range(3)]
+    assert p["marks"] == []
+
+
+@pytest.mark.parametrize("bug, rule, color, at, also", [
+    (1, "wait-never-completes", "red", ("wait", "tlx.barrier_wait(empty[s], p ^ 1)"), None),
+    (2, "first-wait-passes", "orange", ("wait", "BUG 2: the producer's phase"), ("local_load", "tlx.local_load")),
+    (3, "expect-bytes", "red", ("expect", "BUG 3"), ("wait", "tlx.barrier_wait(full[s], p)  # data landed?")),
+    (4, "read-before-write", "orange", ("local_load", "tlx.local_load"), None),
+])
+def test_each_bug_is_drawn_where_the_checks_found_it(tutorial04, bug, rule, color, at, also):
+    reports, code = tutorial04
+    r = reports[bug]
+    validate(r)
+    p = r["orchestration"]
+    cell = next(c for c in code if c.startswith("%%tlx") and "def ring_sum" in c)  # the lines are the kernel's cell's
+    mark = next(m for m in p["marks"] if m["rule"] == rule)
+    assert mark["color"] == color and r["findings"][mark["finding"]]["rule"] == rule
+    assert _op(p, at[0], _line(cell, at[1]))["id"] in mark["ops"]
+    if also:
+        assert _op(p, also[0], _line(cell, also[1]))["id"] in mark["ops"]
+    assert all(p["edges"][e]["op"] in mark["ops"] for e in mark["edges"])
+    if color == "red":  # the wait that never completes: its edge is drawn red too
+        assert mark["edges"]
+
+
+def test_bug1_the_run_ends_blocked_with_the_ring_full(tutorial04):
+    reports, code = tutorial04
+    p = reports[1]["orchestration"]
+    cell = next(c for c in code if c.startswith("%%tlx") and "def ring_sum" in c)
+    producer_wait = _op(p, "wait", _line(cell, "tlx.barrier_wait(empty[s], p ^ 1)"))
+    blocked = {b["op"]: b for b in p["blocked"]}
+    assert blocked[producer_wait["id"]]["round"] == 1 and blocked[producer_wait["id"]]["parity"] == 0
+    assert [s["state"] for s in p["rounds"][0]["slots"]] == ["full"] * 3  # filled, never released
+    assert [s["state"] for s in p["rounds"][1]["slots"]] == ["full"] * 3
+    assert any(not w["passed"] and w["op"] == producer_wait["id"] for w in p["rounds"][1]["waits"])
+
+
+def test_launch_values_from_the_recorded_arguments():
+    runs = [{"grid": [4, 2], "arguments": [
+        {"name": "K", "kind": "int", "value": 512}, {"name": "BM", "kind": "constexpr", "value": 64},
+        {"name": "scale", "kind": "float", "value": 0.5}, {"name": "EVEN", "kind": "bool", "value": True},
+        {"name": "d", "kind": "descriptor", "shape": [64, 512]}, {"name": "x", "kind": "tensor", "shape": [3]}]}]
+    assert launch_values(runs) == ({"K": 512, "BM": 64, "EVEN": 1, "d.shape.0": 64, "d.shape.1": 512}, [4, 2])
+    assert launch_values([]) == ({}, None)
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    report = Report.from_dict(json.loads(GPU_EXAMPLE.read_text()))
+    return report, from_report(report)
+
+
+def test_recorded_h200_report_wait_edges_carry_the_timelines_waits(recorded):
+    report, base = recorded
+    p = decorate(base, report.findings, report.timeline)
+    assert p["status"] == "ok" and [t["role"] for t in p["tasks"]] == ["producer", "consumer.0", "consumer.1"]
+    roles = {r["role"]: r["waits"] for r in report.timeline["roles"]}
+    names = {b["id"]: b["name"] for b in p["barriers"]}
+    waits = [e for e in p["edges"] if e["kind"] == "wait"]
+    assert len(waits) == 3
+    for e in waits:
+        role = p["tasks"][p["ops"][e["op"]]["task"]]["role"]
+        want = roles[role][names[e["barrier"]]]
+        got = e["measured"]
+        assert (got["role"], got["count"], got["mean_ns"], got["p95_ns"]) == \
+            (role, want["count"], want["mean_ns"], want["p95_ns"])
+    slowest = [e for e in waits if e.get("slowest")]
+    assert len(slowest) == 1 and slowest[0]["measured"]["role"] == "producer"  # 373 ns per wait on `empty`
+    assert p["measured"]["device"] == "NVIDIA H200" and p["measured"]["measured_by"] == "workbench.measure.timeline"
+    assert decorate(p, report.findings, report.timeline) == p  # idempotent
+    report.orchestration = base
+    report.schema_version = "2.3"
+    report.validate()
+
+
+def test_the_viewers_fixture_is_this_payload(recorded):
+    """extension/test/fixtures holds the recorded Report's payload, decorated, for the vitest tests: it is
+    what this code makes of the recorded Report (rewrite it with `python tests/report/test_orchestration.py`)."""
+    report, base = recorded
+    want, got = json.loads(FIXTURE.read_text())["orchestration"], _fixture(report, base)["orchestration"]
+    # the run's time budget may cut it short on a loaded machine: after the rounds drawn, which are the same
+    assert {k: v for k, v in want.items() if k != "simulation"} == {k: v for k, v in got.items() if k != "simulation"}
+
+
+def _fixture(report: Report, base: dict) -> dict:
+    p = decorate(base, report.findings, report.timeline)
+    p["simulation"].pop("seconds")  # how long the simulation took here, not what it found
+    return {"source": report.kernel["source"]["text"], "orchestration": p}
+
+
+if __name__ == "__main__":
+    rep = Report.from_dict(json.loads(GPU_EXAMPLE.read_text()))
+    FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+    FIXTURE.write_text(json.dumps(_fixture(rep, from_report(rep)), indent=1) + "\n")
+    print(f"{FIXTURE.relative_to(ROOT)}: {FIXTURE.stat().st_size / 1024:.1f} KiB")

@@ -1,0 +1,303 @@
+"""The Report's ``orchestration`` payload: what the viewer's Orchestration tab draws for a TLX kernel.
+
+It is the orchestration model (:mod:`workbench.analyse.orchestration`: tasks and replicas, buffer
+sets, barrier sets, who waits, arrives, expects bytes and copies on each) and one simulated run of
+program 0 with the launch's scalar arguments (:mod:`workbench.analyse.orchestration_sim`), put in
+the form the drawing needs, so the viewer parses no IR:
+
+* ``tasks`` (lanes), ``buffers`` (rings: ``count`` slots), ``barriers`` (nodes), ``ops`` (the
+  orchestration ops of each task in program order; ops an unrolled loop repeats at the same line
+  are one op with ``repeats``);
+* ``edges``: an arrive, expect-bytes or copy (or tcgen05 commit) into a barrier set, and a barrier set
+  into each wait on it, the wait's label giving the phase it waits for in the first two rounds;
+* ``rounds``: the simulated schedule round by round (round r of a barrier is its r-th phase, of a
+  wait its r-th pass on that barrier): which phases completed and who arrived, which waits passed
+  with which phase, each ring slot's state (filled, released) from the barriers that fill and
+  release it; ``blocked``: the waits the run ended in, each at its round;
+* ``simulation``: how far the run went (tasks finished, tasks not followed and why, the values used).
+
+:mod:`workbench.report.orchestration_marks` adds what the checks found and what a timeline measured.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from types import SimpleNamespace
+from typing import Any
+
+from workbench.analyse.orchestration import Orchestration, build_model
+from workbench.analyse.orchestration_sim import Trace, simulate
+from workbench.check.context import Context
+from workbench.ir.schema_types import Orchestration as Payload
+
+__all__ = ["COMPLETERS", "MAX_ROUNDS", "build", "from_report", "launch_values"]
+
+MAX_ROUNDS = 8  # rounds of the schedule kept for the step control
+# op kind -> the edge it draws into its barrier set
+COMPLETERS = {"arrive": "arrive", "warp_arrive": "arrive", "expect": "expect", "tma_load": "copy",
+              "tc_mma": "commit", "tc_commit": "commit"}
+
+
+def launch_values(runs: list[dict[str, Any]]) -> tuple[dict[str, int], list[int] | None]:
+    """The scalar values a launch recorded in the Report (integer arguments and constexprs by name,
+    each TensorDescriptor's ``.shape.i``) and its grid: what the simulation follows loops with."""
+    run = next((r for r in reversed(runs or []) if r.get("arguments")), None)
+    if run is None:
+        return {}, None
+    values: dict[str, int] = {}
+    for a in run["arguments"]:
+        name, value = a.get("name"), a.get("value")
+        if a.get("kind") in ("int", "bool", "constexpr") and isinstance(value, (int, bool)):
+            values[name] = int(value)
+        elif a.get("kind") == "descriptor":
+            for i, d in enumerate(a.get("shape") or []):
+                values[f"{name}.shape.{i}"] = int(d)
+    grid = run.get("grid")
+    return values, [int(g) for g in grid] if grid else None
+
+
+def build(artifact: Any, runs: list[dict[str, Any]] | None = None) -> Payload:
+    """The payload for a compiled TLX kernel (an Artifact with a ``ttgir`` stage), simulated with the
+    scalar values of its last recorded launch. A model that cannot be read is a payload with status error."""
+    try:
+        model = build_model(artifact)
+        if model.func is None:
+            return _failed("the TTGIR has no kernel function to read")
+        values, grid = launch_values(runs or [])
+        trace = simulate(model, values, grid=tuple(grid) + (1,) * (3 - len(grid))) if grid else simulate(model, values)
+        return payload(model, trace, values, grid)
+    except Exception as e:  # a TTGIR the model cannot read must not break the Report
+        return _failed(f"{type(e).__name__}: {e}")
+
+
+def from_report(report: Any) -> Payload | None:
+    """The payload of a Report that has none (one loaded from JSON, e.g. recorded before the payload
+    existed), from what it stores: its TTGIR stage (whole, not only its head), kernel source, metadata and
+    launches. None when it is not a TLX kernel or its TTGIR is not all there."""
+    if report.artifact is not None:
+        return build(report.artifact, report.runs)
+    stage = next((s for s in report.stages if s["name"] == "ttgir"), None)
+    if report.kernel.get("kind") != "tlx" or stage is None or stage.get("full_line_count"):
+        return None
+    src, meta = report.kernel.get("source") or {}, report.metadata or {}
+    stored = SimpleNamespace(
+        name=report.name, target=report.kernel.get("target") or meta.get("target") or "sm_90",
+        stages={"ttgir": stage["text"]},
+        source=SimpleNamespace(filename=src.get("filename", ""), first_line=src.get("first_line") or 1,
+                               kernel_text=src.get("kernel_text", ""), text=src.get("text", "")),
+        metadata=SimpleNamespace(shared_bytes=meta.get("shared_bytes"), registers=meta.get("registers"),
+                                 tasks=meta.get("tasks") or [], extra=meta.get("extra") or {}))
+    return build(stored, report.runs)
+
+
+def _failed(why: str) -> Payload:
+    return {"kind": "orchestration", "status": "error", "reason": f"the orchestration could not be read ({why})",
+            "tasks": [], "buffers": [], "barriers": [], "ops": [], "edges": [], "rounds": [], "blocked": []}
+
+
+def payload(model: Orchestration, trace: Trace, values: dict[str, int], grid: list[int] | None) -> Payload:
+    ops, op_of = _ops(model)
+    edges = _edges(ops)
+    rings = _ring_barriers(model)
+    waits = _wait_rounds(trace, op_of)
+    for e in edges:
+        if e["kind"] == "wait":
+            e["phases"] = waits.phases.get(e["op"], [])
+            e["label"] = _phase_label(e["phases"])
+    return {
+        "kind": "orchestration",
+        "status": "ok",
+        "reason": None,
+        "kernel": model.kernel,
+        "warp_specialized": model.warp_specialized,
+        "tasks": [_task(model, t, [o["id"] for o in ops if o["task"] == t.index]) for t in model.tasks],
+        "buffers": _buffers(model, rings),
+        "barriers": [{"id": b.id, "name": b.name, "line": b.line, "count": b.count, "arrive_count": b.arrive_count}
+                     for b in model.barriers],
+        "ops": ops,
+        "edges": edges,
+        "rounds": _rounds(model, trace, waits, rings),
+        "blocked": waits.blocked,
+        "simulation": {
+            "finished": list(trace.finished),
+            "lost": [{"task": t, "line": line, "why": why} for t, line, why in trace.lost],
+            "truncated": trace.truncated,
+            "steps": trace.steps,
+            "seconds": round(trace.seconds, 4),
+            "values": values,
+            "grid": grid,
+        },
+    }
+
+
+def _task(model: Orchestration, t, op_ids: list[int]) -> dict[str, Any]:
+    return {"index": t.index, "name": t.name, "partition": t.partition, "replica": t.replica,
+            "num_warps": t.num_warps, "start_warp": t.start_warp, "registers": t.registers,
+            "line": t.with_line or t.first_line, "region": _region(model, t), "ops": op_ids}
+
+
+def _region(model: Orchestration, t) -> str:
+    """The TTGIR region a task runs in, as the timeline's instrumentation names it."""
+    if t.partition is not None:
+        return f"partition{t.partition}"
+    return "default" if model.warp_specialized else "kernel"
+
+
+def _ops(model: Orchestration) -> tuple[list[dict[str, Any]], dict[tuple[int, int | None, str], int]]:
+    """Each task's orchestration ops in program order, one per (kind, line, barrier set, buffers): an
+    unrolled loop's copies of an op are one op with ``repeats``. Also (task, line, kind) -> op id."""
+    ops: list[dict[str, Any]] = []
+    seen: dict[tuple, dict[str, Any]] = {}
+    op_of: dict[tuple[int, int | None, str], int] = {}
+    for t in model.tasks:
+        for o in t.ops:
+            key = (t.index, o.kind, o.line, o.barrier, tuple(o.buffers))
+            if key in seen:
+                seen[key]["repeats"] += 1
+                continue
+            d = {"id": len(ops), "task": t.index, "kind": o.kind, "line": o.line, "barrier": o.barrier,
+                 "buffers": list(o.buffers), "bytes": o.bytes, "count": o.count, "in_loop": o.in_loop, "repeats": 1}
+            seen[key] = d
+            ops.append(d)
+            op_of.setdefault((t.index, o.line, o.kind), d["id"])
+    return ops, op_of
+
+
+def _edges(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    edges: list[dict[str, Any]] = []
+    for o in ops:
+        if o["barrier"] is None:
+            continue
+        if o["kind"] == "wait":
+            edges.append({"id": len(edges), "kind": "wait", "op": o["id"], "barrier": o["barrier"], "label": ""})
+        elif o["kind"] in COMPLETERS:
+            kind = COMPLETERS[o["kind"]]
+            edges.append({"id": len(edges), "kind": kind, "op": o["id"], "barrier": o["barrier"],
+                          "label": _completer_label(kind, o)})
+    return edges
+
+
+def _completer_label(kind: str, o: dict[str, Any]) -> str:
+    if kind in ("expect", "copy") and o["bytes"]:
+        return f"{kind} {_bytes(o['bytes'])}"
+    if kind == "arrive" and (o["count"] or 1) > 1:
+        return f"arrive \u00d7{o['count']}"
+    return kind
+
+
+def _bytes(n: int) -> str:
+    return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
+
+
+def _phase_label(phases: list[list[int]]) -> str:
+    """``phase 0, 1``: the phase the wait waited for in rounds 0 and 1 (``0/1`` where slots differ)."""
+    shown = ["/".join(str(p) for p in ps) for ps in phases[:2] if ps]
+    return f"phase {', '.join(shown)}" if shown else "never passed"
+
+
+class _WaitRounds:
+    """The simulated waits by op and round: who passed with which phase, and where the run ended blocked."""
+
+    def __init__(self) -> None:
+        self.passed: dict[int, list[dict[str, Any]]] = defaultdict(list)  # round -> waits that passed
+        self.phases: dict[int, list[list[int]]] = {}  # op -> per round, the phases it waited for
+        self.blocked: list[dict[str, Any]] = []
+
+
+def _wait_rounds(trace: Trace, op_of: dict[tuple[int, int | None, str], int]) -> _WaitRounds:
+    out = _WaitRounds()
+    passes: dict[tuple[int, tuple[int, int]], int] = defaultdict(int)  # (op, barrier instance) -> passes so far
+    for w in trace.waits:
+        op = op_of.get((w.task, w.line, "wait"))
+        if op is None:
+            continue
+        r = passes[(op, w.barrier)]
+        passes[(op, w.barrier)] = r + 1
+        if r >= MAX_ROUNDS:
+            continue
+        phases = out.phases.setdefault(op, [])
+        while len(phases) <= r:
+            phases.append([])
+        if w.parity not in phases[r]:
+            phases[r].append(w.parity)
+            phases[r].sort()
+        out.passed[r].append({"op": op, "index": w.barrier[1], "parity": w.parity, "passed": True})
+    for b in trace.blocked:
+        op = op_of.get((b.task, b.line, b.kind))
+        if op is None:
+            continue
+        r = passes[(op, b.barrier)] if b.barrier else 0
+        out.blocked.append({"op": op, "task": b.task, "line": b.line, "barrier": b.barrier[0] if b.barrier else None,
+                            "index": b.barrier[1] if b.barrier else None, "parity": b.parity,
+                            "named": b.named, "round": r})
+    return out
+
+
+def _buffers(model: Orchestration, rings: tuple[dict[int, int], dict[int, int]]) -> list[dict[str, Any]]:
+    fill, release = rings
+    return [{"id": b.id, "name": b.name, "line": b.line, "shape": list(b.shape), "dtype": b.dtype, "count": b.count,
+             "storage": b.storage, "bytes": b.bytes, "filled_by": fill.get(b.id), "released_by": release.get(b.id)}
+            for b in model.buffers]
+
+
+def _ring_barriers(model: Orchestration) -> tuple[dict[int, int], dict[int, int]]:
+    """Buffer set -> the barrier set whose phases say its slots hold data (a copy completes on it, or the
+    task that writes it arrives on it), and -> the one the filling task waits on first (the slot is free).
+    Only where slot i pairs with barrier i: the sets have the same count."""
+    ctx = Context(model, None)
+    fill: dict[int, int] = {}
+    release: dict[int, int] = {}
+    for bar in model.barriers:
+        for buf in ctx.data_of_barrier(bar.id):
+            if buf in fill or model.buffers[buf].count != bar.count:
+                continue
+            fill[buf] = bar.id
+            guard = sorted(g for g in ctx.guards(bar.id) if model.barriers[g].count == bar.count and g != bar.id)
+            if guard:
+                release[buf] = guard[0]
+    return fill, release
+
+
+def _rounds(model: Orchestration, trace: Trace, waits: _WaitRounds,
+            rings: tuple[dict[int, int], dict[int, int]]) -> list[dict[str, Any]]:
+    """Round by round: each barrier's phase r (completed or not, who arrived, bytes), the waits that
+    passed in round r, the waits the run ended blocked in at round r, and the ring slots' states."""
+    n = max([b.completed + (1 if _started(b) else 0) for b in trace.barriers.values()] +
+            [b["round"] + 1 for b in waits.blocked] + [r + 1 for r in waits.passed] + [0])
+    fill, release = rings
+    out: list[dict[str, Any]] = []
+    for r in range(min(n, MAX_ROUNDS)):
+        phases = [_phase(key, b, r) for key, b in sorted(trace.barriers.items())]
+        done = {(p["barrier"], p["index"]) for p in phases if p and p["completed"]}
+        started = {(p["barrier"], p["index"]) for p in phases if p}
+        before = {(s["buffer"], s["index"]): s["state"] for s in out[-1]["slots"]} if out else {}
+        slots = []
+        for buf, bar in sorted(fill.items()):
+            for i in range(model.buffers[buf].count):
+                filled, rel = (bar, i) in done, (release.get(buf), i) in done
+                state = "released" if filled and rel else "full" if filled else "filling" if (bar, i) in started \
+                    else "full" if before.get((buf, i)) == "full" else "empty"  # still holding the last round's data
+                slots.append({"buffer": buf, "index": i, "state": state})
+        out.append({"round": r, "barriers": [p for p in phases if p], "slots": slots,
+                    "waits": waits.passed.get(r, []) + [dict(b, passed=False) for b in waits.blocked
+                                                         if b["round"] == r]})
+    return out
+
+
+def _started(b) -> bool:
+    cur = b.cur
+    return bool(cur.arrivals or cur.expects or cur.copies)
+
+
+def _phase(key: tuple[int, int], b, r: int) -> dict[str, Any] | None:
+    if r < len(b.phases):
+        ph, completed = b.phases[r], True
+    elif r == len(b.phases) and _started(b):
+        ph, completed = b.cur, False
+    else:
+        return None
+    return {"barrier": key[0], "index": key[1], "completed": completed,
+            "arrivals": [{"task": t, "line": line, "count": n} for (t, line), n in sorted(ph.arrivals.items(),
+                                                                                         key=lambda kv: str(kv[0]))],
+            "expected": ph.expected, "copied": ph.copied,
+            "pending": max(0, b.arrive_count - sum(ph.arrivals.values())) if not completed else 0}
