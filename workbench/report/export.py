@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def export(report: Any, path: str | Path, format: str | None = None) -> Path:  #
     from workbench.report.export_tritonparse import LOG_PREFIX, write_trace
 
     if _folder(path):  # the name tritonparse's parser picks up from a folder
-        path = Path(path) / f"{LOG_PREFIX}{report.name}.ndjson"
+        path = Path(path) / f"{LOG_PREFIX}{report.name}_{report.id[:8]}.ndjson"
     return write_trace(report, path)
 
 
@@ -61,7 +62,7 @@ def export_cell(reports: list[Any], paths: list[str], primary_artifact: Any) -> 
         return
     report = next((r for r in reports if r.artifact is primary_artifact), reports[-1])
     for raw in paths:
-        path = Path(raw.strip().strip("\"'")).expanduser()
+        path = os.path.expanduser(raw.strip().strip("\"'"))  # a str: a trailing / says "a folder"
         try:
             kind = format_of(path)
             written = export(report, path)

@@ -60,12 +60,12 @@ class Inputs:
         records = [(f"{n}_base", v.base) if isinstance(v, DescriptorRecord) else (n, v)
                    for n, v in launch.params.items() if isinstance(v, (TensorRecord, DescriptorRecord))]
         named = [(t, v) for t, v in launch.names.items() if isinstance(v, TensorRecord) and t.isidentifier()]
-        for _, r in records:
-            self._root(r, named, records, argument=True)
+        for n, r in records:
+            self._root(r, n, named, records, argument=True)
         self.args = {n: self._argument(n, v) for n, v in launch.params.items()}
 
     # ------------------------------------------------------------------ storages
-    def _root(self, r: TensorRecord, named: list, records: list, argument: bool) -> _Root:
+    def _root(self, r: TensorRecord, own: str, named: list, records: list, argument: bool) -> _Root:
         root = self._roots.get(r.storage)
         if root is not None:
             root.argument = root.argument or argument
@@ -75,7 +75,7 @@ class Inputs:
         if whole:
             name, rec = whole[0]
         else:
-            name, rec = f"{(records or [('buf', None)])[0][0]}_storage", None
+            name, rec = f"{own}_storage", None
         root = _Root(self.sources.reserve(name, r), rec, r.dtype, argument=argument)
         self._roots[r.storage] = root
         self._values(root, r)
@@ -139,7 +139,7 @@ class Inputs:
             return known
         root = self._roots.get(r.storage)
         if root is None:
-            root = self._root(r, [(preferred, r)] if preferred.isidentifier() else [], [], argument=False)
+            root = self._root(r, preferred, [(preferred, r)] if preferred.isidentifier() else [], [], argument=False)
             if not root.argument and root.fill not in ("data", "saved"):
                 self.problems.append(f"{preferred} is a tensor of the notebook that is not an argument of the launch "
                                      f"and too large to save ({r.dtype} {'x'.join(map(str, r.shape))})")

@@ -122,6 +122,15 @@ def _header_names(source: str) -> list[str]:
                               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)))
 
 
+def _attributes(source: str) -> dict[str, set[str]]:
+    """name -> the attributes ``source`` reads of it (``dev.kv_blocks``: {'dev': {'kv_blocks'}})."""
+    out: dict[str, set[str]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            out.setdefault(node.value.id, set()).add(node.attr)
+    return out
+
+
 def _is_jit(v: Any) -> bool:
     return hasattr(v, "params") and hasattr(v, "arg_names") and hasattr(v, "src") and hasattr(v, "fn")
 
@@ -135,6 +144,7 @@ class Sources:
         self.bound: dict[str, Any] = {}  # script name -> the object it is
         self.problems: list[str] = []
         self._ids: dict[int, str] = {}
+        self._module_attrs: dict[str, set[str]] = {}
         for name, value in (reserved or {}).items():
             self.need(name, value)
 
@@ -167,13 +177,13 @@ class Sources:
         return True
 
     # ------------------------------------------------------------------ the one entry point
-    def need(self, name: str, value: Any, used_by: str = "the kernel") -> str | None:
-        """Make ``name`` mean ``value`` in the script (code refers to it by that name); the name, or None when
-        a problem was recorded."""
+    def need(self, name: str, value: Any, used_by: str = "the kernel", attrs: set[str] | None = None) -> str | None:
+        """Make ``name`` mean ``value`` in the script (code refers to it by that name; ``attrs``: what it reads
+        of it, for a module); the name, or None when a problem was recorded."""
+        if isinstance(value, types.ModuleType):
+            return self._module(name, value, used_by, attrs or set())
         if name in self.bound and self.bound[name] is value:
             return name
-        if isinstance(value, types.ModuleType):
-            return self._module(name, value, used_by)
         if _is_jit(value) or inspect.isfunction(value) or inspect.isclass(value):
             return self._code(name, value, used_by)
         if inspect.isbuiltin(value):
@@ -202,15 +212,30 @@ class Sources:
         return self.need(self.free(preferred), value, used_by)
 
     # ------------------------------------------------------------------ kinds
-    def _module(self, name: str, module: Any, used_by: str) -> str | None:
-        if not portable(module):
-            self.problems.append(f"{name} (used by {used_by}) is the module {module.__name__}, which is not an "
-                                 "installed library: it cannot be imported where the script runs")
+    def _module(self, name: str, module: Any, used_by: str, attrs: set[str]) -> str | None:
+        if portable(module):
+            if self._bind(name, module):
+                self.imports[name] = _import_line(name, _import_name(module))
+                return name
             return None
-        if self._bind(name, module):
-            self.imports[name] = _import_line(name, _import_name(module))
-            return name
-        return None
+        # not importable where the script runs (tlx_kernels, a notebook's module): a module object of its own
+        # that holds what the code reads of it (Triton looks up attributes of modules in a kernel)
+        if self.bound.get(name) is not module:
+            if not self._bind(name, module):
+                return None
+            self.need("types", types)
+            self.blocks.append(f"{name} = types.ModuleType({module.__name__!r})  # what the code below uses of it")
+        done = self._module_attrs.setdefault(name, set())
+        for attr in sorted(attrs - done):
+            done.add(attr)
+            if not hasattr(module, attr):
+                self.problems.append(f"{name}.{attr} (used by {used_by}) does not exist")
+                continue
+            value = getattr(module, attr)
+            own = self.any_name(attr, value, f"{used_by} as {name}.{attr}")
+            if own is not None:
+                self.blocks.append(f"{name}.{attr} = {own}")
+        return name
 
     def _library_attr(self, name: str, value: Any, used_by: str) -> str | None:
         mod = sys.modules.get(getattr(value, "__module__", None) or "")
@@ -256,9 +281,10 @@ class Sources:
             return own
         scope = fn.__globals__ if hasattr(fn, "__globals__") else vars(mod) if mod else {}
         names = _header_names(src) + (_global_names(fn.__code__) if hasattr(fn, "__code__") else [])
+        reads = _attributes(src)
         for n in names:
             if n in scope:
-                self.need(n, scope[n], own)
+                self.need(n, scope[n], own, reads.get(n))
             elif not hasattr(builtins, n):
                 self.problems.append(f"{own} uses {n!r}, which is not defined where it was written")
         self.blocks.append(src if own == name else f"{src}\n\n{name} = {own}")
