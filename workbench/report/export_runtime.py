@@ -124,6 +124,8 @@ def _ran(name: str, launch: Any, reference: Any, checks: list[CheckSpec], namesp
     where = torch.cuda.get_device_name() if gpu else "the CPU (Triton's interpreter)"
     out: dict[str, Any] = {"kernel": name, "mode": "gpu" if gpu else "interpreter", "device": where, "checks": []}
     print(f"reproducing {name} on {where}")
+    if gpu:  # scratch memory for kernels that ask for it (device-side TMA descriptors), as the workbench's worker
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     try:
         launch()
         if gpu:
