@@ -258,12 +258,17 @@ class OrchestrationView {
 
   private node(n: NodeLayout): SVGElement {
     const b = n.barrier;
-    const g = svg('g', { class: 'tlx-orch-node', 'data-barrier': b.id });
+    const named = b.named !== null && b.named !== undefined;
+    const g = svg('g', { class: `tlx-orch-node${named ? ' tlx-orch-node-named' : ''}`, 'data-barrier': b.id });
     g.append(
       svg('rect', { x: n.box.x, y: n.box.y, width: n.box.w, height: n.box.h, rx: 10, class: 'tlx-orch-node-bg' }),
       text(n.box.x + n.box.w / 2, n.box.y + 16, b.count > 1 ? `${b.name} [${b.count}]` : b.name, 'tlx-orch-node-title',
         'middle')
     );
+    if (named) {
+      g.append(text(n.box.x + n.box.w / 2, n.box.y + 34, `bar ${b.named} \u00b7 ${b.arrive_count} threads`,
+        'tlx-orch-lane-sub', 'middle'));
+    }
     n.dots.forEach((d, i) => g.append(svg('circle', { cx: d.x, cy: d.y, r: 5, class: 'tlx-orch-dot', 'data-index': i,
       'data-state': 'idle' })));
     return this.clickable(g, { kind: 'barrier', id: b.id });
@@ -378,6 +383,9 @@ class OrchestrationView {
     }
     if (item.kind === 'barrier') {
       const b = p.barriers[item.id];
+      if (b.named !== null && b.named !== undefined) {
+        return `named barrier ${b.named} (bar.sync / bar.arrive): ${b.arrive_count} threads per phase`;
+      }
       return `barrier set ${b.name}: ${b.count} mbarrier${b.count > 1 ? 's' : ''}, arrive count ${b.arrive_count}`;
     }
     if (item.kind === 'buffer') {

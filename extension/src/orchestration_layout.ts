@@ -256,7 +256,7 @@ function placeNodes(p: Orchestration, ops: Map<number, OpLayout>, bandY: number)
   const y = bandY + (g.band - g.nodeH) / 2;
   for (const { b, w, cx } of want) {
     const x = Math.max(minX, cx - w / 2);
-    const dots = Array.from({ length: b.count }, (_, i) => ({
+    const dots = Array.from({ length: b.named === null || b.named === undefined ? b.count : 0 }, (_, i) => ({
       x: x + w / 2 + (i - (b.count - 1) / 2) * 16,
       y: y + g.nodeH - 13
     }));

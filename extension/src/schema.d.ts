@@ -954,6 +954,10 @@ export interface OrchestrationBarrier {
   line?: number | null;
   count: number;
   arrive_count: number;
+  /**
+   * A hardware named barrier (bar.sync / bar.arrive) with this id, not an mbarrier set: arrive_count is its thread count.
+   */
+  named?: number | null;
 }
 /**
  * An orchestration op of a task as written (kind as workbench.analyse's SyncOp: wait, arrive, expect, tma_load, mma, local_load, ...); repeats: how many ops an unrolled loop made of it.

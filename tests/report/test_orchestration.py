@@ -27,20 +27,26 @@ FIXTURE = ROOT / "extension" / "test" / "fixtures" / "orchestration_h200_ws_coop
 
 
 @pytest.fixture(scope="module")
-def tutorial04(tmp_path_factory):
-    """The Report payload of each %%tlx cell of tutorial 04 (BUG 0..4), as the magic displays it."""
+def shell():
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "workbench")
-    code = ["".join(c["source"]) for c in json.loads(TUTORIAL.read_text())["cells"] if c["cell_type"] == "code"]
-    setup = code[0].replace("%load_ext workbench\n", "")
-    assert ip.run_cell(setup).success
-    out = []
-    for cell in [c for c in code if c.startswith("%%tlx")]:
-        with capture_output(display=True) as cap:
-            assert ip.run_cell(cell).success, cell.splitlines()[0]
-        out.append(next(o.data[MIME_TYPE] for o in cap.outputs if MIME_TYPE in o.data))
+    yield ip
     ip.run_line_magic("unload_ext", "workbench")
-    return out, code
+
+
+def _shown(ip, cell: str) -> dict:
+    """The Report payload a %%tlx cell displays."""
+    with capture_output(display=True) as cap:
+        assert ip.run_cell(cell).success, cell.splitlines()[0]
+    return next(o.data[MIME_TYPE] for o in cap.outputs if MIME_TYPE in o.data)
+
+
+@pytest.fixture(scope="module")
+def tutorial04(shell):
+    """The Report payload of each %%tlx cell of tutorial 04 (BUG 0..4), as the magic displays it."""
+    code = ["".join(c["source"]) for c in json.loads(TUTORIAL.read_text())["cells"] if c["cell_type"] == "code"]
+    assert shell.run_cell(code[0].replace("%load_ext workbench\n", "")).success
+    return [_shown(shell, cell) for cell in code if cell.startswith("%%tlx")], code
 
 
 def _line(cell: str, text: str) -> int:
@@ -120,6 +126,30 @@ def test_bug1_the_run_ends_blocked_with_the_ring_full(tutorial04):
     assert [s["state"] for s in p["rounds"][0]["slots"]] == ["full"] * 3  # filled, never released
     assert [s["state"] for s in p["rounds"][1]["slots"]] == ["full"] * 3
     assert any(not w["passed"] and w["op"] == producer_wait["id"] for w in p["rounds"][1]["waits"])
+
+
+def test_meta_fa_pingpong_named_barriers_hand_the_turn_between_the_replicas(shell):
+    """Meta's FA forward ping-pong (the installed triton-utlx wheel's tutorial): its two consumer replicas take
+    turns on the tensor cores through two named barriers; each is a node, one replica's bar.sync waits where
+    the other's bar.arrive arrives."""
+    assert shell.run_cell("from tlx_kernels import meta_tutorials as meta\n"
+                          "case = meta.case('hopper_fa_ws_pipelined_pingpong')").success
+    r = _shown(shell, "%%tlx\ncase.kernel[(4, 2, 1)](*case.args, **case.kwargs)")
+    validate(r)
+    p = r["orchestration"]
+    assert p["status"] == "ok" and len(p["tasks"]) == 3 and len(p["rounds"]) == 2 and not p["blocked"]
+    named = {b["named"]: b["id"] for b in p["barriers"] if b["named"] is not None}
+    assert sorted(named) == [9, 10] and all(p["barriers"][i]["arrive_count"] == 256 for i in named.values())
+    by_task: dict[int, set] = {}
+    for e in p["edges"]:
+        o = p["ops"][e["op"]]
+        if o["kind"] in ("named_wait", "named_arrive"):
+            by_task.setdefault(o["task"], set()).add((e["kind"], p["barriers"][e["barrier"]]["named"]))
+    replicas = [t["index"] for t in p["tasks"] if t["replica"] is not None]
+    assert by_task[replicas[0]] == {("wait", 9), ("arrive", 10)}
+    assert by_task[replicas[1]] == {("wait", 10), ("arrive", 9)}
+    waits = {p["ops"][e["op"]]["line"]: e["label"] for e in p["edges"] if e["kind"] == "wait"}
+    assert "bar.sync, 256 threads" in waits.values() and "phase 0" in waits.values()
 
 
 def test_launch_values_from_the_recorded_arguments():

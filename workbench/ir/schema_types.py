@@ -76,6 +76,7 @@ class OrchestrationBarrier(TypedDict):
     line: NotRequired[int | None]
     count: int
     arrive_count: int
+    named: NotRequired[int | None]
 
 
 class OrchestrationOp(TypedDict):

@@ -29,13 +29,14 @@ from workbench.analyse.orchestration import Orchestration, build_model
 from workbench.analyse.orchestration_sim import Trace, simulate
 from workbench.check.context import Context
 from workbench.ir.schema_types import Orchestration as Payload
+from workbench.report.orchestration_named import NAMED_KINDS, named_barriers
 
 __all__ = ["COMPLETERS", "MAX_ROUNDS", "build", "from_report", "launch_values"]
 
 MAX_ROUNDS = 8  # rounds of the schedule kept for the step control
 # op kind -> the edge it draws into its barrier set
 COMPLETERS = {"arrive": "arrive", "warp_arrive": "arrive", "expect": "expect", "tma_load": "copy",
-              "tc_mma": "commit", "tc_commit": "commit"}
+              "tc_mma": "commit", "tc_commit": "commit", "named_arrive": "arrive"}
 
 
 def launch_values(runs: list[dict[str, Any]]) -> tuple[dict[str, int], list[int] | None]:
@@ -96,14 +97,18 @@ def _failed(why: str) -> Payload:
 
 
 def payload(model: Orchestration, trace: Trace, values: dict[str, int], grid: list[int] | None) -> Payload:
-    ops, op_of = _ops(model)
+    named = named_barriers(model)
+    nodes = _named_nodes(model, named)
+    ops, op_of = _ops(model, named, {n["named"]: n["id"] for n in nodes})
     edges = _edges(ops)
     rings = _ring_barriers(model)
     waits = _wait_rounds(trace, op_of)
     for e in edges:
-        if e["kind"] == "wait":
+        if e["kind"] == "wait" and ops[e["op"]]["kind"] == "wait":
             e["phases"] = waits.phases.get(e["op"], [])
             e["label"] = _phase_label(e["phases"])
+    for b in waits.blocked:
+        b["barrier"] = ops[b["op"]]["barrier"] if b["barrier"] is None else b["barrier"]
     return {
         "kind": "orchestration",
         "status": "ok",
@@ -112,8 +117,8 @@ def payload(model: Orchestration, trace: Trace, values: dict[str, int], grid: li
         "warp_specialized": model.warp_specialized,
         "tasks": [_task(model, t, [o["id"] for o in ops if o["task"] == t.index]) for t in model.tasks],
         "buffers": _buffers(model, rings),
-        "barriers": [{"id": b.id, "name": b.name, "line": b.line, "count": b.count, "arrive_count": b.arrive_count}
-                     for b in model.barriers],
+        "barriers": [{"id": b.id, "name": b.name, "line": b.line, "count": b.count, "arrive_count": b.arrive_count,
+                      "named": None} for b in model.barriers] + nodes,
         "ops": ops,
         "edges": edges,
         "rounds": _rounds(model, trace, waits, rings),
@@ -143,20 +148,35 @@ def _region(model: Orchestration, t) -> str:
     return "default" if model.warp_specialized else "kernel"
 
 
-def _ops(model: Orchestration) -> tuple[list[dict[str, Any]], dict[tuple[int, int | None, str], int]]:
+def _named_nodes(model: Orchestration, named: dict[int, tuple[int, int | None]]) -> list[dict[str, Any]]:
+    """A node per hardware named barrier, after the mbarrier sets (named as the timeline's wait scopes name it)."""
+    threads: dict[int, int] = {}
+    for ident, n in named.values():
+        threads[ident] = max(threads.get(ident, 0), n or 0)
+    return [{"id": len(model.barriers) + i, "name": f"named{ident}", "line": None, "count": 1,
+             "arrive_count": threads[ident], "named": ident} for i, ident in enumerate(sorted(threads))]
+
+
+def _ops(model: Orchestration, named: dict[int, tuple[int, int | None]], node_of: dict[int, int]) \
+        -> tuple[list[dict[str, Any]], dict[tuple[int, int | None, str], int]]:
     """Each task's orchestration ops in program order, one per (kind, line, barrier set, buffers): an
-    unrolled loop's copies of an op are one op with ``repeats``. Also (task, line, kind) -> op id."""
+    unrolled loop's copies of an op are one op with ``repeats``. Also (task, line, kind) -> op id. A named
+    barrier op names its named barrier's node and counts its threads."""
     ops: list[dict[str, Any]] = []
     seen: dict[tuple, dict[str, Any]] = {}
     op_of: dict[tuple[int, int | None, str], int] = {}
     for t in model.tasks:
         for o in t.ops:
-            key = (t.index, o.kind, o.line, o.barrier, tuple(o.buffers))
+            bar, count = o.barrier, o.count
+            if o.kind in NAMED_KINDS and o.op is not None and id(o.op) in named:
+                ident, count = named[id(o.op)]
+                bar = node_of[ident]
+            key = (t.index, o.kind, o.line, bar, tuple(o.buffers))
             if key in seen:
                 seen[key]["repeats"] += 1
                 continue
-            d = {"id": len(ops), "task": t.index, "kind": o.kind, "line": o.line, "barrier": o.barrier,
-                 "buffers": list(o.buffers), "bytes": o.bytes, "count": o.count, "in_loop": o.in_loop, "repeats": 1}
+            d = {"id": len(ops), "task": t.index, "kind": o.kind, "line": o.line, "barrier": bar,
+                 "buffers": list(o.buffers), "bytes": o.bytes, "count": count, "in_loop": o.in_loop, "repeats": 1}
             seen[key] = d
             ops.append(d)
             op_of.setdefault((t.index, o.line, o.kind), d["id"])
@@ -168,8 +188,9 @@ def _edges(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for o in ops:
         if o["barrier"] is None:
             continue
-        if o["kind"] == "wait":
-            edges.append({"id": len(edges), "kind": "wait", "op": o["id"], "barrier": o["barrier"], "label": ""})
+        if o["kind"] in ("wait", "named_wait"):
+            label = "" if o["kind"] == "wait" else f"bar.sync, {o['count']} threads"
+            edges.append({"id": len(edges), "kind": "wait", "op": o["id"], "barrier": o["barrier"], "label": label})
         elif o["kind"] in COMPLETERS:
             kind = COMPLETERS[o["kind"]]
             edges.append({"id": len(edges), "kind": kind, "op": o["id"], "barrier": o["barrier"],
@@ -180,6 +201,8 @@ def _edges(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _completer_label(kind: str, o: dict[str, Any]) -> str:
     if kind in ("expect", "copy") and o["bytes"]:
         return f"{kind} {_bytes(o['bytes'])}"
+    if o["kind"] == "named_arrive":
+        return f"bar.arrive, {o['count']} threads"
     if kind == "arrive" and (o["count"] or 1) > 1:
         return f"arrive \u00d7{o['count']}"
     return kind
