@@ -16,6 +16,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
+from tlx_kernels.gemm.triton_dot import _dot_step  # the dense baseline's K-step (tl.dot, transposed views)
 from tlx_kernels.moe import schedule as S
 
 
@@ -44,16 +45,7 @@ def grouped_dot_kernel(a, b, c, offsets, E, M, N, K, BM: tl.constexpr, BN: tl.co
             off_n = pid_n * BN
             acc = tl.zeros((BM, BN), dtype=tl.float32)
             for kt in tl.range(0, tl.cdiv(gk, BK), num_stages=NUM_STAGES):
-                off_k = kt * BK
-                if RAGGED_K:
-                    x = a_desc.load([off_k, off_m]).T
-                else:
-                    x = a_desc.load([off_m, off_k])
-                if B_T:
-                    y = b_desc.load([off_n, off_k]).T
-                else:
-                    y = b_desc.load([off_k, off_n])
-                acc = tl.dot(x, y, acc)
+                acc = _dot_step(a_desc, b_desc, acc, off_m, off_n, kt * BK, RAGGED_K, B_T)
             c_desc.store([off_m, off_n], acc.to(dtype))
             tile += tl.num_programs(0)
             g, g_first, start, gm, gk, pid_m, pid_n = S.next_tile(tile, g, g_first, offsets, E, M, N, K, BM, BN,

@@ -38,6 +38,7 @@ import triton.language as tl
 import triton.language.extra.tlx as tlx
 
 from tlx_kernels.gemm import common as C
+from tlx_kernels.gemm import device as dev
 from tlx_kernels.moe import schedule as S
 
 
@@ -87,16 +88,9 @@ def _produce(a, b, c, offsets, a_bufs, b_bufs, full, empty, E, M, N, K, BM: tl.c
                 tlx.barrier_wait(empty[slot], ((it // NUM_STAGES) & 1) ^ 1)
                 bar = full[slot]
                 tlx.barrier_expect_bytes(bar, STEP_BYTES)
-                if RAGGED_K:
-                    tlx.async_descriptor_load(a_desc, a_bufs[slot], [k * BK, off_m], bar)
-                    tlx.async_descriptor_load(a_desc, a_bufs[NUM_STAGES + slot], [k * BK, off_m + HALF], bar)
-                else:
-                    tlx.async_descriptor_load(a_desc, a_bufs[slot], [off_m, k * BK], bar)
-                    tlx.async_descriptor_load(a_desc, a_bufs[NUM_STAGES + slot], [off_m + HALF, k * BK], bar)
-                if B_T:
-                    tlx.async_descriptor_load(b_desc, b_bufs[slot], [off_n, k * BK], bar)
-                else:
-                    tlx.async_descriptor_load(b_desc, b_bufs[slot], [k * BK, off_n], bar)
+                dev.load_box(a_desc, a_bufs[slot], bar, off_m, k * BK, RAGGED_K)  # top half, consumer 0
+                dev.load_box(a_desc, a_bufs[NUM_STAGES + slot], bar, off_m + HALF, k * BK, RAGGED_K)  # bottom
+                dev.load_box(b_desc, b_bufs[slot], bar, k * BK, off_n, B_T)
                 it += 1
             tile += tl.num_programs(0)
             g, g_first, start, gm, gk, pid_m, pid_n = S.next_tile(tile, g, g_first, offsets, E, M, N, K, BM, BN,
@@ -109,7 +103,6 @@ def _consume(a, b, c, offsets, a_bufs, b_bufs, c_bufs, full, empty, E, M, N, K, 
              B_T: tl.constexpr, RAGGED_K: tl.constexpr, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr):
     HALF: tl.constexpr = BM // 2
     it = 0
-    prev = 0
     tile = tl.program_id(0)
     g, g_first, start, gm, gk, pid_m, pid_n = S.next_tile(tile, 0, 0, offsets, E, M, N, K, BM, BN, GROUP_M,
                                                           RAGGED_K)
@@ -122,19 +115,10 @@ def _consume(a, b, c, offsets, a_bufs, b_bufs, c_bufs, full, empty, E, M, N, K, 
         while g == group:
             num_k = tl.cdiv(gk, BK)
             acc = tl.zeros((HALF, BN), dtype=tl.float32)
-            # num_stages=0: Triton's software pipeliner must leave this hand-pipelined loop alone
-            for k in tl.range(0, num_k, num_stages=0):
-                slot = it % NUM_STAGES
-                tlx.barrier_wait(full[slot], (it // NUM_STAGES) & 1)
-                x = C.operand(a_bufs[cid * NUM_STAGES + slot], RAGGED_K)
-                acc = tlx.async_dot(x, C.operand(b_bufs[slot], B_T), acc)
-                acc = tlx.async_dot_wait(1, acc)  # the previous step's wgmma is done: its slot is free
-                if k > 0:
-                    tlx.barrier_arrive(empty[prev])
-                prev = slot
-                it += 1
+            acc, prev, it = dev.mma_steps(a_bufs, b_bufs, full, empty, acc, it, num_k, cid * NUM_STAGES, NUM_STAGES,
+                                          RAGGED_K, B_T, 1)
             acc = tlx.async_dot_wait(0, acc)
-            if num_k > 0:
+            if num_k > 0:  # a group with nothing to sum (dw, no tokens) took no slot
                 tlx.barrier_arrive(empty[prev])
             C.store_tile(c_desc, c_bufs, cid * EPI_BUFS, acc, pid_m * BM + cid * HALF, pid_n * BN, EPI_SPLIT,
                          EPI_BUFS)
