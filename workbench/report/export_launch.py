@@ -11,6 +11,7 @@ saved only while the notebook still holds them, else the reproducer makes inputs
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import weakref
 from dataclasses import dataclass, field
@@ -141,6 +142,9 @@ def _outputs(actual: str | None, ns: dict[str, Any]) -> set:
     """The storages a check's ACTUAL side evaluates to (what ``--check`` poisons before its fresh run)."""
     if not actual:
         return set()
+    if any(isinstance(n, ast.Call) for n in ast.walk(ast.parse(actual, mode="eval"))):
+        # evaluating a call could launch again: the tensors it names stand for what it returns
+        return {v.storage for _, v in _expression_names([actual], ns).items() if isinstance(v, TensorRecord)}
     try:
         value = eval(compile(actual, "<--check>", "eval"), ns)  # noqa: S307 - the user's own expression
     except Exception:

@@ -23,11 +23,14 @@ from workbench.run.verify import CheckSpec, evaluate
 __all__ = ["repro_compile", "repro_device", "repro_run", "repro_tensor"]
 
 
-def repro_device(arch: int) -> tuple[str, str | None]:
+def repro_device(arch: int, kind: str) -> tuple[str, str | None]:
     """('cuda', None) on a CUDA GPU that can run a kernel compiled for sm_<arch>; ('cpu', None) with
-    ``--interpret`` (Triton's CPU interpreter: plain ``tl.*`` kernels only); else ('cpu', why nothing runs)."""
+    ``--interpret`` for a plain Triton kernel (``kind``: 'triton'; Triton's CPU interpreter runs no other);
+    else ('cpu', why nothing runs)."""
     if "--interpret" in sys.argv[1:]:
-        return "cpu", None
+        if kind == "triton":
+            return "cpu", None
+        return "cpu", f"--interpret: Triton's interpreter runs plain tl.* kernels only, not this {kind} kernel"
     if not torch.cuda.is_available():
         return "cpu", "no CUDA GPU here (torch.cuda.is_available() is False)"
     major, minor = torch.cuda.get_device_capability()

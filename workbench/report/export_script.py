@@ -38,6 +38,7 @@ def _workbench_saw(report: Any, launch: Any) -> dict[str, Any]:
     md = report.metadata or {}
     return {
         "arch": parse_target(launch.target).arch,
+        "kind": report.kernel.get("kind"),
         "device": (report.device or {}).get("name"),
         "median_ms": (bench or {}).get("timing", {}).get("median_ms") if bench else None,
         "reference": launch.bench_ref,
@@ -156,7 +157,7 @@ def script_text(report: Any, script_name: str = "repro.py", pt_name: str = "repr
     pt = pt_name if inputs.saved else None
     main = "\n".join([
         "def main() -> None:",
-        "    device, why = repro_device(ARCH)",
+        "    device, why = repro_device(ARCH, WORKBENCH['kind'])",
         "    run = why is None",
         "    generator = torch.Generator(device=device).manual_seed(SEED)",
         *(["    saved = torch.load(Path(__file__).with_name(PT), map_location='cpu')"] if pt else []),
