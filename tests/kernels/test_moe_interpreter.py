@@ -17,15 +17,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
 from tlx_kernels.accuracy import rel_err  # noqa: E402
 from tlx_kernels.gemm.common import fp32_tolerance  # noqa: E402
 from tlx_kernels.moe import problem as P  # noqa: E402
-from tlx_kernels.moe import schedule as S  # noqa: E402
 from tlx_kernels.moe import triton_grouped as TG  # noqa: E402
 from tlx_kernels.moe.reference import covered_rows, reference  # noqa: E402
 from tlx_kernels.moe.routing import offsets_of  # noqa: E402
+from tlx_kernels.moe.schedule import max_tiles, schedule_table  # noqa: E402
 
 from workbench.run.interpreter import interpret  # noqa: E402
 
@@ -40,30 +38,6 @@ COUNTS = {
 SMALL = dict(BM=64, BN=64, BK=32, GROUP_M=2, NUM_STAGES=2)  # several tiles per group at these sizes
 K, N = 136, 200  # multiples of 8 (TMA), not of the tiles
 _seeds = itertools.count(7)
-
-
-@triton.jit
-def schedule_probe(offsets, seen, E, M, N, K, BM: tl.constexpr, BN: tl.constexpr, GROUP_M: tl.constexpr,
-                   RAGGED_K: tl.constexpr):
-    """``seen[tile] = (program, group, pid_m, pid_n, first token, gm, gk, order)`` for every tile a program takes
-    (``order``: how many tiles the program took before it); the loop is the kernels' own."""
-    tile = tl.program_id(0)
-    done = 0
-    g, g_first, start, gm, gk, pid_m, pid_n = S.next_tile(tile, 0, 0, offsets, E, M, N, K, BM, BN, GROUP_M, RAGGED_K)
-    while g < E:
-        row = seen + tile * 8
-        tl.store(row, tl.program_id(0))
-        tl.store(row + 1, g)
-        tl.store(row + 2, pid_m)
-        tl.store(row + 3, pid_n)
-        tl.store(row + 4, start)
-        tl.store(row + 5, gm)
-        tl.store(row + 6, gk)
-        tl.store(row + 7, done)
-        done += 1
-        tile += tl.num_programs(0)
-        g, g_first, start, gm, gk, pid_m, pid_n = S.next_tile(tile, g, g_first, offsets, E, M, N, K, BM, BN, GROUP_M,
-                                                              RAGGED_K)
 
 
 def _tile_coords(t, npm, npn, g):
@@ -93,8 +67,9 @@ def test_schedule_visits_every_tile_once_in_order(name, programs, ragged_k):
     offsets = offsets_of(counts)
     M, BM, BN, GROUP_M = 130, 32, 64, 2
     want = _expected(counts, M, N, K, BM, BN, GROUP_M, ragged_k)
+    assert max_tiles(counts, M, N, BM, BN, ragged_k) == len(want)
     seen = torch.full((len(want) + 4, 8), -1, dtype=torch.int32)  # rows past the last tile must stay untouched
-    interpret(schedule_probe, (offsets, seen, len(counts), M, N, K),
+    interpret(schedule_table, (offsets, seen, len(counts), M, N, K),
               dict(BM=BM, BN=BN, GROUP_M=GROUP_M, RAGGED_K=ragged_k), (programs,))
     got = [tuple(r) for r in seen.tolist()]
     assert [r[1:7] for r in got[:len(want)]] == want

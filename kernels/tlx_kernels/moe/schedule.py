@@ -81,4 +81,35 @@ def group_bases(a, b, c, g, start, M, N, K, RAGGED_K: tl.constexpr):
     return a_base, b_base, c_base
 
 
-__all__ = ["group_bases", "group_problem", "next_tile"]
+@triton.jit
+def schedule_table(offsets, seen, E, M, N, K, BM: tl.constexpr, BN: tl.constexpr, GROUP_M: tl.constexpr,
+                   RAGGED_K: tl.constexpr):
+    """The schedule itself, written down: ``seen[tile] = (program, group, pid_m, pid_n, first token, gm, gk,
+    order)`` for every tile a program takes (``order``: how many it took before), walking the tiles as the
+    kernels do. For tests and for looking at a schedule (Triton's CPU interpreter runs it)."""
+    tile = tl.program_id(0)
+    done = 0
+    g, g_first, start, gm, gk, pid_m, pid_n = next_tile(tile, 0, 0, offsets, E, M, N, K, BM, BN, GROUP_M, RAGGED_K)
+    while g < E:
+        row = seen + tile * 8
+        tl.store(row, tl.program_id(0))
+        tl.store(row + 1, g)
+        tl.store(row + 2, pid_m)
+        tl.store(row + 3, pid_n)
+        tl.store(row + 4, start)
+        tl.store(row + 5, gm)
+        tl.store(row + 6, gk)
+        tl.store(row + 7, done)
+        done += 1
+        tile += tl.num_programs(0)
+        g, g_first, start, gm, gk, pid_m, pid_n = next_tile(tile, g, g_first, offsets, E, M, N, K, BM, BN, GROUP_M,
+                                                            RAGGED_K)
+
+
+def max_tiles(counts: list[int], M: int, N: int, BM: int, BN: int, ragged_k: bool) -> int:
+    """The number of tiles of a schedule (host side, from the counts): the rows ``schedule_table`` fills."""
+    rows = [M] * len(counts) if ragged_k else counts
+    return sum(-(-r // BM) * -(-N // BN) for r in rows)
+
+
+__all__ = ["group_bases", "group_problem", "max_tiles", "next_tile", "schedule_table"]
