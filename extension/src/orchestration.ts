@@ -9,6 +9,7 @@
 import { clear, el } from './dom';
 import {
   EdgeLayout,
+  GEOMETRY,
   GraphLayout,
   NodeLayout,
   OpLayout,
@@ -92,8 +93,24 @@ class OrchestrationView {
     scroll.append(this.svgNode);
     const side = el('div', { class: 'tlx-orch-side' }, this.detail, this.summary, this.findingsList());
     this.host.append(el('div', { class: 'tlx-orch-main' }, scroll, side));
+    this.labelBackgrounds();
     this.host.dataset.rounds = String(p.rounds.length);
     this.setRound(0);
+  }
+
+  /** A plate behind each edge label, so the arrows under it do not cross its text (sizes known once drawn). */
+  private labelBackgrounds(): void {
+    const left = GEOMETRY.margin + GEOMETRY.head + 2; // a label wider than its op stays off the lane titles
+    this.svgNode!.querySelectorAll<SVGGraphicsElement>('.tlx-orch-edge-label').forEach(g => {
+      const b = g.getBBox();
+      if (b.x < left) {
+        g.setAttribute('transform', `translate(${Math.ceil(left - b.x)}, 0)`);
+      }
+      if (b.width > 0) {
+        g.insertBefore(svg('rect', { x: b.x - 2, y: b.y, width: b.width + 4, height: b.height, rx: 2,
+          class: 'tlx-orch-label-bg' }), g.firstChild);
+      }
+    });
   }
 
   // --- controls --------------------------------------------------------------------------------
@@ -337,7 +354,7 @@ class OrchestrationView {
       const state = g.querySelector('.tlx-orch-op-state')!;
       g.classList.toggle('tlx-orch-passed', !!w && w.passed);
       g.classList.toggle('tlx-orch-blocked', !!w && !w.passed);
-      state.textContent = !w ? '' : w.passed ? `\u2713 phase ${w.phases.join('/')}` : `\u29d7 phase ${w.phases.join('/')}`;
+      state.textContent = !w ? '' : w.passed ? `\u2713 phase ${w.phases.join('/')}` : `\u2715 phase ${w.phases.join('/')}`;
     });
     clear(this.summary);
     const lines = v.summary.length ? v.summary : n ? ['No wait passed or blocked in this round.'] : [];

@@ -126,6 +126,8 @@ def test_bug1_the_run_ends_blocked_with_the_ring_full(tutorial04):
     assert [s["state"] for s in p["rounds"][0]["slots"]] == ["full"] * 3  # filled, never released
     assert [s["state"] for s in p["rounds"][1]["slots"]] == ["full"] * 3
     assert any(not w["passed"] and w["op"] == producer_wait["id"] for w in p["rounds"][1]["waits"])
+    # its arrow says so: phase 1 passed on the fresh barrier, phase 0 never completes
+    assert next(e for e in p["edges"] if e["op"] == producer_wait["id"])["label"] == "phase 1, 0 (blocked)"
 
 
 def test_meta_fa_pingpong_named_barriers_hand_the_turn_between_the_replicas(shell):

@@ -103,10 +103,11 @@ def payload(model: Orchestration, trace: Trace, values: dict[str, int], grid: li
     edges = _edges(ops)
     rings = _ring_barriers(model)
     waits = _wait_rounds(trace, op_of)
+    blocked = {b["op"]: b for b in waits.blocked}
     for e in edges:
         if e["kind"] == "wait" and ops[e["op"]]["kind"] == "wait":
             e["phases"] = waits.phases.get(e["op"], [])
-            e["label"] = _phase_label(e["phases"])
+            e["label"] = _phase_label(e["phases"], blocked.get(e["op"]))
     for b in waits.blocked:
         b["barrier"] = ops[b["op"]]["barrier"] if b["barrier"] is None else b["barrier"]
     return {
@@ -212,9 +213,12 @@ def _bytes(n: int) -> str:
     return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
 
 
-def _phase_label(phases: list[list[int]]) -> str:
-    """``phase 0, 1``: the phase the wait waited for in rounds 0 and 1 (``0/1`` where slots differ)."""
+def _phase_label(phases: list[list[int]], blocked: dict[str, Any] | None = None) -> str:
+    """``phase 0, 1``: the phase the wait waited for in rounds 0 and 1 (``0/1`` where slots differ); a wait
+    the simulated run ended in within those rounds says so: ``phase 1, 0 (blocked)``."""
     shown = ["/".join(str(p) for p in ps) for ps in phases[:2] if ps]
+    if blocked is not None and len(shown) < 2 and blocked.get("parity") is not None:
+        shown.append(f"{blocked['parity']} (blocked)")
     return f"phase {', '.join(shown)}" if shown else "never passed"
 
 
