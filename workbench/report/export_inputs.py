@@ -140,6 +140,10 @@ class Inputs:
         root = self._roots.get(r.storage)
         if root is None:
             root = self._root(r, preferred, [(preferred, r)] if preferred.isidentifier() else [], [], argument=False)
+            if not root.argument and root.fill == "nan":
+                self.problems.append(f"{preferred} is checked but is not an argument of this kernel's launch (another "
+                                     "kernel of the cell writes it?)")
+                return None
             if not root.argument and root.fill not in ("data", "saved"):
                 self.problems.append(f"{preferred} is a tensor of the notebook that is not an argument of the launch "
                                      f"and too large to save ({r.dtype} {'x'.join(map(str, r.shape))})")
