@@ -2,7 +2,7 @@
  * The Orchestration tab's layout and schedule from a real payload: the recorded H200 Report of the
  * warp-specialized cooperative GEMM (workbench/report/examples/gpu_h200_ws_coop_gemm.json), its payload
  * rebuilt from its own TTGIR and decorated with its timeline (test/fixtures, written and checked by
- * tests/report/test_orchestration.py).
+ * tests/report/test_orchestration_payload.py).
  */
 import { readFileSync } from 'fs';
 import { join } from 'path';
