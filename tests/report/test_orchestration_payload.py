@@ -194,7 +194,8 @@ def test_recorded_h200_report_wait_edges_carry_the_timelines_waits(recorded):
 
 def test_the_viewers_fixture_is_this_payload(recorded):
     """extension/test/fixtures holds the recorded Report's payload, decorated, for the vitest tests: it is
-    what this code makes of the recorded Report (rewrite it with `python tests/report/test_orchestration_payload.py`)."""
+    what this code makes of the recorded Report (rewrite it with
+    `python tests/report/test_orchestration_payload.py`)."""
     report, base = recorded
     want, got = json.loads(FIXTURE.read_text())["orchestration"], _fixture(report, base)["orchestration"]
     # the run's time budget may cut it short on a loaded machine: after the rounds drawn, which are the same
