@@ -18,11 +18,11 @@ Cycles become ns with the trace's measured clock (``Trace.clock_mhz``).
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.measure import timing
 from workbench.measure.timeline.trace import CATEGORIES, ISSUING, WAITING, Event, Trace
 
 Interval = tuple[int, int]
@@ -73,12 +73,8 @@ def subtract(span: Interval, holes: list[Interval]) -> list[Interval]:
 
 
 def quantile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    a = sorted(values)
-    p = q * (len(a) - 1)
-    lo, hi = math.floor(p), math.ceil(p)
-    return a[lo] + (a[hi] - a[lo]) * (p - lo)
+    """The timing layer's quantile, None (JSON null) rather than NaN for no values."""
+    return timing.quantile(values, q) if values else None
 
 
 @dataclass
