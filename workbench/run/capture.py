@@ -197,24 +197,30 @@ class Capture:
         return "compile", f"{no_gpu}: compiled from the launch arguments, nothing ran"
 
     # ------------------------------------------------------------------ compiling
-    def _compile(self, kernel: Any, args: tuple, kwargs: dict[str, Any], target: str | None = None) -> Any:
-        from workbench.compile import compile as wb_compile
-
-        prev = self.compiling
-        self.compiling = kernel
+    @contextlib.contextmanager
+    def _compiling(self, kernel: Any, note: str) -> Iterator[list[float]]:
+        """Around one compile of ``kernel``: the status line, the failed kernel, and the time (ms, into the list)."""
+        prev, self.compiling = self.compiling, kernel
+        took: list[float] = []
         t0 = time.perf_counter()
-        progress.note(f"compiling {getattr(kernel, '__name__', 'the kernel')} for {target or self.target}")
+        progress.note(f"compiling {getattr(kernel, '__name__', 'the kernel')}{note}")
         try:
             with self.suspend():
-                art = wb_compile(kernel, *args, target=target or self.target, **kwargs)
+                yield took
         except BaseException:
             self.failed_kernel = kernel
             raise
         finally:
             self.compiling = prev
-        ms = (time.perf_counter() - t0) * 1e3
-        self.compile_ms_total += ms
-        return art, ms
+        took.append((time.perf_counter() - t0) * 1e3)
+        self.compile_ms_total += took[0]
+
+    def _compile(self, kernel: Any, args: tuple, kwargs: dict[str, Any], target: str | None = None) -> Any:
+        from workbench.compile import compile as wb_compile
+
+        with self._compiling(kernel, f" for {target or self.target}") as took:
+            art = wb_compile(kernel, *args, target=target or self.target, **kwargs)
+        return art, took[0]
 
     def _entry(self, kernel: Any, art: Any, ms: float | None) -> Captured:
         entry = self.entries.get(art.key)
@@ -224,21 +230,9 @@ class Capture:
         return entry
 
     def _direct_compile(self, orig: Callable, kernel: Any, args: tuple, kw: dict[str, Any]) -> Any:
-        prev = self.compiling
-        self.compiling = kernel
-        t0 = time.perf_counter()
-        progress.note(f"compiling {getattr(kernel, '__name__', 'the kernel')}")
-        try:
-            with self.suspend():
-                art = orig(kernel, *args, **kw)
-        except BaseException:
-            self.failed_kernel = kernel
-            raise
-        finally:
-            self.compiling = prev
-        ms = (time.perf_counter() - t0) * 1e3
-        self.compile_ms_total += ms
-        entry = self._entry(kernel, art, ms)
+        with self._compiling(kernel, "") as took:
+            art = orig(kernel, *args, **kw)
+        entry = self._entry(kernel, art, took[0])
         entry.bound = bind_arguments(kernel, args, {k: v for k, v in kw.items() if k not in ("target", "signature")})
         return art
 
