@@ -106,10 +106,15 @@ def schedule_table(offsets, seen, E, M, N, K, BM: tl.constexpr, BN: tl.constexpr
                                                             RAGGED_K)
 
 
-def max_tiles(counts: list[int], M: int, N: int, BM: int, BN: int, ragged_k: bool) -> int:
-    """The number of tiles of a schedule (host side, from the counts): the rows ``schedule_table`` fills."""
-    rows = [M] * len(counts) if ragged_k else counts
-    return sum(-(-r // BM) * -(-N // BN) for r in rows)
+def host_schedule(counts: list[int], M: int, N: int, K: int, BM: int, BN: int, ragged_k: bool) -> list[tuple]:
+    """``(group, gm, gk)`` of every tile of the sequence :func:`next_tile` walks, in order (tile ``t`` goes to
+    program ``t % P``), computed on the host from the counts: for looking at a schedule without running it
+    (``tests/kernels/test_moe_interpreter.py`` holds it to :func:`schedule_table`'s)."""
+    out = []
+    for g, rows in enumerate(counts):
+        gm, gk = (M, rows) if ragged_k else (rows, K)
+        out += [(g, gm, gk)] * (-(-gm // BM) * -(-N // BN))
+    return out
 
 
-__all__ = ["group_bases", "group_problem", "max_tiles", "next_tile", "schedule_table"]
+__all__ = ["group_bases", "group_problem", "host_schedule", "next_tile", "schedule_table"]
