@@ -17,6 +17,7 @@ from typing import Any
 import torch
 import triton
 
+from workbench.compile.triton_reach import gluon_source_class
 from workbench.run.fresh import poison_
 from workbench.run.verify import CheckSpec, evaluate
 
@@ -70,9 +71,7 @@ def repro_compile(kernel: Any, signature: dict, constexprs: dict, attrs: dict, o
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    source = ASTSource
-    if getattr(kernel, "is_gluon", lambda: False)():
-        from triton.experimental.gluon._runtime import GluonASTSource as source
+    source = gluon_source_class() if getattr(kernel, "is_gluon", lambda: False)() else ASTSource
     t0 = time.perf_counter()
     compiled = triton.compile(source(kernel, signature, constexprs, attrs), target=GPUTarget("cuda", arch, 32),
                               options=options)
