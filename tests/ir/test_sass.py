@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from workbench.ir.loc import Loc
-from workbench.ir.sass import read_sass, sass_line_locations
+from workbench.ir.sass import code_text, is_line_info, read_sass, sass_line_locations
 
 SASS = """\
 //--------------------- .text.k --------------------------
@@ -47,3 +47,26 @@ def test_real_sass_every_instruction_read(ws_gemm):
     assert any(loc.file == kernel_file for x in sass.instrs for loc in x.src)
     assert any(loc.inlined for x in sass.instrs for loc in x.locs)  # device functions inlined at their call sites
     assert sass_line_locations(text) == {x.line: x.locs for x in sass.instrs if x.locs}
+
+
+def test_counts_loops_and_code_text():
+    sass = read_sass(SASS)
+    assert (sass.count("HGMMA"), sass.count("BRA"), sass.count("HGMM"), sass.loops()) == (1, 1, 0, [(1, 1)])
+    code = code_text(SASS).splitlines()
+    assert len(code) == 6 and not any("//" in ln for ln in code) and code[2] == ".L_x_1:"
+    assert [is_line_info(ln) for ln in SASS.splitlines()[2:5]] == [True, False, True]
+
+
+def test_real_sass_counts_and_loops(ws_gemm):
+    text = ws_gemm.stages["sass"]
+    sass = read_sass(text)
+    ops = [ln.split(";")[0].split()[1 if "@" not in ln else 2] for ln in text.splitlines()
+           if re.match(r"\s*/\*[0-9a-f]{4,}\*/", ln)]
+    for opcode in ("HGMMA", "SYNCS", "UTMALDG", "BAR.SYNC", "LDL"):
+        assert sass.count(opcode) == sum(1 for o in ops if o == opcode or o.startswith(opcode + "."))
+    assert sass.count("HGMMA") > 0
+    loops = sass.loops()
+    assert loops and all(sass.instrs[b].op == "BRA" and h <= b for h, b in loops)
+    assert any(any(x.op.startswith("HGMMA") for x in sass.instrs[h:b]) for h, b in loops)  # the K loop
+    code = code_text(text)
+    assert "//" not in code and len([ln for ln in code.splitlines() if ln.lstrip().startswith("/*")]) == len(ops)

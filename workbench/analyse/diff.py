@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass, field
 
-from workbench.ir.mlir_loc import trailing_loc
-
-_LOC_DEF = re.compile(r"^#loc\d*\s*=")
-_PTX_LOC = re.compile(r"^\s*\.loc\s")
+from workbench.ir import ptx, sass
+from workbench.ir.mlir_loc import is_loc_definition, strip_loc
 
 
 def _normalise(stage: str, text: str, ignore_locations: bool) -> list[str]:
@@ -18,12 +15,10 @@ def _normalise(stage: str, text: str, ignore_locations: bool) -> list[str]:
         return lines
     out = []
     for line in lines:
-        if _LOC_DEF.match(line) or _PTX_LOC.match(line) or line.lstrip().startswith("//##"):
+        if is_loc_definition(line) or ptx.is_loc(line) or sass.is_line_info(line):
             continue
-        expr = trailing_loc(line)
-        if expr is not None:
-            line = line.rstrip()[: -len(expr) - 5].rstrip()
-        out.append(line)
+        text, expr = strip_loc(line)
+        out.append(text if expr is not None else line)
     return out
 
 

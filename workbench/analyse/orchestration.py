@@ -31,7 +31,8 @@ from typing import Any
 
 from workbench.analyse.orchestration_ops import VIEW_OPS, SyncOp, classify, tma_operands
 from workbench.analyse.srcmap import same_file
-from workbench.ir.mlir import Op, Region, element_bytes, kernel_function, memdesc_type, parse_ttgir, walk
+from workbench.ir.mlir import Module, Op, Region, element_bytes, kernel_function, memdesc_type, parse_ttgir, walk
+from workbench.ir.mlir_loc import first_file
 
 _COUNT = re.compile(r"^%[\w.$#-]+\s*,\s*(-?\d+)")
 
@@ -106,7 +107,7 @@ class Orchestration:
     source_lines: list[str] = field(default_factory=list, repr=False)
     registers_used: int | None = None  # per thread, ptxas's count for the whole kernel
     ptxas_log: str = field(default="", repr=False)  # ptxas's report (remarks such as C7507), when kept
-    module: Op | None = field(default=None, repr=False)
+    module: Module | None = field(default=None, repr=False)
     func: Op | None = field(default=None, repr=False)
     refs: dict[int, dict[str, tuple[str, int]]] = field(default_factory=dict, repr=False)
     to_line: Any = field(default=None, repr=False)  # Op -> the user's line
@@ -158,8 +159,8 @@ class _LineMapper:
 
 
 def _aliases(ttgir: str, filename: str) -> set[str]:
-    m = re.search(r'loc\("([^"]+)":\d+:\d+\)', ttgir)
-    return {m.group(1)} if m and m.group(1).startswith("<") and not same_file(m.group(1), filename) else set()
+    first = first_file(ttgir)
+    return {first} if first and first.startswith("<") and not same_file(first, filename) else set()
 
 
 def build_model(artifact) -> Orchestration:
@@ -206,9 +207,7 @@ class _Builder:
         for t in self.meta:
             if t.get("partition") is None:
                 return int(t.get("num_warps") or 4)
-        m = re.search(r'"ttg\.num-warps"\s*=\s*(\d+)', self.model.module.regions[0].ops[0].body
-                      if self.model.module.regions[0].ops else "")
-        return int(m.group(1)) if m else 4
+        return self.model.module.num_warps or 4
 
     def _allocs(self, body: Region) -> None:
         """Buffer and barrier sets: the kernel's own ``local_alloc``s (in the main body and the default

@@ -15,7 +15,6 @@ bytes expected and copied), and the buffer races found by happens-before trackin
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,8 +34,6 @@ from workbench.analyse.orchestration_sim_ops import (
 from workbench.analyse.orchestration_state import VC, Access, MBarrier, Memory, NamedBarrier, Race
 from workbench.ir.mlir import Op, Region, memdesc_type
 
-_FOR = re.compile(r"^(%[\w.$-]+) = (%[\w.$#-]+) to (%[\w.$#-]+) step (%[\w.$#-]+)(?:\s+iter_args\((.*?)\))?")
-_PAIR = re.compile(r"(%[\w.$-]+) = (%[\w.$-]+(?:#\d+)?)")
 _BLOCKING = {"wait", "named_wait"}
 
 
@@ -198,14 +195,11 @@ class Simulator:
 
     # control flow ----------------------------------------------------------------------------
     def _for(self, t: _TaskRun, op: Op):
-        parsed = self._parsed.get(id(op))
-        if parsed is None:
-            m = _FOR.match(op.body)
-            if not m:
-                raise Lost(op.sync.line if op.sync else None, "a loop the model cannot read")
-            parsed = (m.group(1), m.group(2), m.group(3), m.group(4), _PAIR.findall(m.group(5) or ""))
-            self._parsed[id(op)] = parsed
-        iv, lb, ub, st, pairs = parsed
+        header = self._parsed.get(id(op)) or op.for_loop()
+        if header is None:
+            raise Lost(op.sync.line if op.sync else None, "a loop the model cannot read")
+        self._parsed[id(op)] = header
+        iv, lb, ub, st, pairs = header.iv, header.lower, header.upper, header.step, header.iter_args
         env = t.env
         lo, hi, step = env.get(lb), env.get(ub), env.get(st)
         if lo is None or hi is None or not step:
@@ -227,7 +221,7 @@ class Simulator:
     def _while(self, t: _TaskRun, op: Op):
         pairs = self._parsed.get(id(op))
         if pairs is None:
-            pairs = self._parsed[id(op)] = _PAIR.findall(op.body.split(":", 1)[0])
+            pairs = self._parsed[id(op)] = op.while_args()
         env = t.env
         vals = [env.get(init) for _, init in pairs]
         before, after = op.regions[0], op.regions[1]

@@ -23,7 +23,6 @@ from workbench.check.findings import Finding, related
 
 MIN_REGS, MAX_REGS, STEP = 24, 256, 8  # setmaxnreg's range and granularity (per thread)
 REGS_PER_CTA = 64 * 1024
-_MAXNREG = re.compile(r'"?ttg\.maxnreg"?\s*=\s*(\d+)')
 _DEFAULT_REGS = re.compile(r"""async_task\(\s*["']default["'][^:]*?\b(?:registers|num_regs)\s*=\s*([^,)]+)""")
 
 
@@ -57,9 +56,8 @@ def plan(ctx: Context, requests: dict[int, int]) -> Plan | None:
         return None
     base = tasks[0].num_warps
     extra = -(-sum(t.num_warps for t in parts) // 4) * 4
-    head = ctx.model.module.regions[0].ops[0].body if ctx.model.module and ctx.model.module.regions[0].ops else ""
-    m = _MAXNREG.search(head)
-    maxnreg = int(m.group(1)) if m else REGS_PER_CTA // (base + extra) // 32 // STEP * STEP
+    given = ctx.model.module.attribute("ttg.maxnreg") if ctx.model.module else None
+    maxnreg = given if given is not None else REGS_PER_CTA // (base + extra) // 32 // STEP * STEP
     groups: dict[int, list[int]] = {}
     for t in parts:
         g = groups.setdefault(t.start_warp // 4, [0, 0])

@@ -3,9 +3,6 @@ over the limit, narrowing stores."""
 
 from __future__ import annotations
 
-import math
-import re
-
 from workbench.check.context import COMPLETES, READS, WRITES, Context
 from workbench.check.findings import Finding, related
 from workbench.compile.targets import smem_limit
@@ -79,22 +76,17 @@ def shared_memory(ctx: Context) -> None:
         related(notes), "shared bytes ~ NUM_STAGES x (BM x BK + BK x BN) x element size (+ epilogue staging)"))
 
 
-_MEMDESC = re.compile(r"->\s*!ttg\.memdesc<([\dx]+)x(\w+?)(\d+)\b")
-
-
 def _compiler_allocs(model) -> list[tuple[int, int | None, str]]:
     """(bytes, line, text) of each shared-memory tile Triton allocates (``ttg.local_alloc``: tl.dot operands,
     staged loads), from the TTGIR."""
     out = []
     for op in walk(model.func.regions[0]) if model.func is not None else []:
-        m = _MEMDESC.search(op.body) if op.name == "ttg.local_alloc" else None
-        if m is None:
+        t = op.value_type() if op.name == "ttg.local_alloc" else None
+        if t is None or t.kind != "memdesc" or not t.shape:
             continue
-        dims = [int(d) for d in m.group(1).split("x")]
-        nbytes = math.prod(dims) * max(int(m.group(3)) // 8, 1)
-        name, shape = op.value_name or op.results[0].lstrip("%"), "x".join(map(str, dims))
-        out.append((nbytes, model.to_line(op) if model.to_line else None,
-                    f"`{name}` (staged by Triton): {shape} {m.group(2)}{m.group(3)} = {_kib(nbytes)}"))
+        name, shape = op.value_name or op.results[0].lstrip("%"), "x".join(map(str, t.shape))
+        out.append((t.nbytes, model.to_line(op) if model.to_line else None,
+                    f"`{name}` (staged by Triton): {shape} {t.dtype} = {_kib(t.nbytes)}"))
     return out
 
 

@@ -20,6 +20,7 @@ Anything else is kept as an op with a name and operands.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -51,6 +52,18 @@ class Region:
 
 
 _ITER_ARG = re.compile(r"(%[\w.$-]+)\s*=\s*(%[\w.$-]+(?:#\d+)?)")  # 'iter_args(%x = %init, ...)'
+_FOR = re.compile(r"^(%[\w.$-]+) = (%[\w.$#-]+) to (%[\w.$#-]+) step (%[\w.$#-]+)")
+
+
+@dataclass(frozen=True)
+class ForLoop:
+    """An ``scf.for`` header: induction variable, bounds and step (SSA names) and the loop-carried values."""
+
+    iv: str
+    lower: str
+    upper: str
+    step: str
+    iter_args: list[tuple[str, str]]  # (loop-carried value, its initial value)
 
 
 @dataclass
@@ -89,13 +102,26 @@ class Op:
             return []
         return _ITER_ARG.findall(self.body.split("iter_args", 1)[1])
 
+    def for_loop(self) -> ForLoop | None:
+        """The header of an ``scf.for %iv = %lb to %ub step %st iter_args(...)``; None for another op (or a header
+        this reader does not know)."""
+        m = _FOR.match(self.body) if self.name == "scf.for" else None
+        return ForLoop(*m.groups(), self.iter_args()) if m else None
+
+    def while_args(self) -> list[tuple[str, str]]:
+        """(block argument of the ``before`` region, its initial value) of an ``scf.while (%a = %init, ...)``."""
+        return _ITER_ARG.findall(self.body.split(":", 1)[0]) if self.name == "scf.while" else []
+
+    def value_type(self) -> ValueType | None:
+        """The type of the op's (first) result: shape and element type of a tensor or memdesc, or a scalar."""
+        return read_type(self.result_type())
+
     def defines(self) -> list[str]:
         """The SSA names this op defines for the ops after it (a result pack ``%0:2`` by its name ``%0``), with an
         ``scf.for``'s loop-carried values."""
         return list(dict.fromkeys([r.split("#")[0] for r in self.results] + [a for a, _ in self.iter_args()]))
 
 
-_MODULE_WARPS = re.compile(r'"ttg\.num-warps"\s*=\s*(\d+)')
 
 
 @dataclass
@@ -126,12 +152,17 @@ class Module(Op):
                 return op
         return None
 
+    def attribute(self, key: str) -> int | None:
+        """An integer attribute of the printed ``module`` op (``ttg.num-warps``, ``ttg.maxnreg``), None where it has
+        none."""
+        head = next((op.body for op in self.regions[0].ops if op.name == "module"), "")
+        m = re.search(rf'"?{re.escape(key)}"?\s*=\s*(\d+)', head)
+        return int(m.group(1)) if m else None
+
     @property
     def num_warps(self) -> int | None:
         """The module's ``"ttg.num-warps"`` (TTGIR), None where it has none."""
-        head = next((op.body for op in self.regions[0].ops if op.name == "module"), "")
-        m = _MODULE_WARPS.search(head)
-        return int(m.group(1)) if m else None
+        return self.attribute("ttg.num-warps")
 
 
 def _split_results(text: str) -> list[str]:
@@ -289,17 +320,44 @@ def function_args(func: Op) -> list[str]:
     return re.findall(r"(%[\w.$-]+)\s*:", head)
 
 
-_MEMDESC = re.compile(r"!ttg\.memdesc<((?:\d+x)*)([a-z][a-z0-9]*)\s*,([^>]*)>")
+_SHAPED = re.compile(r"(!ttg\.memdesc|tensor)<((?:\d+x)*)([a-z][a-zA-Z0-9]*)\s*(?:,([^>]*))?>")
 _DTYPE_BITS = {"i1": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+
+
+@dataclass(frozen=True)
+class ValueType:
+    """A value's type: ``kind`` 'memdesc' (shared/tensor memory), 'tensor' or 'scalar' (any other type); ``shape``
+    (empty for a scalar), element type (``bf16``, ``f8E4M3FN``, ``i32``) and the rest of the type's text
+    (``#shared, #smem, mutable``; encodings of a tensor)."""
+
+    kind: str
+    shape: list[int]
+    dtype: str
+    attrs: str = ""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of storage of the whole value."""
+        return math.prod(self.shape) * element_bytes(self.dtype)
+
+
+def read_type(text: str) -> ValueType | None:
+    """``text`` (one type) read as a memdesc or tensor type, else as a scalar or other type (``i32``,
+    ``!tt.ptr<f16>``, ``!tt.tensordesc<...>``: kind 'scalar', the text as its dtype); None for no text."""
+    text = text.strip()
+    m = _SHAPED.match(text)
+    if m:
+        kind = "memdesc" if m.group(1) != "tensor" else "tensor"
+        return ValueType(kind, [int(d) for d in m.group(2).split("x") if d], m.group(3), (m.group(4) or "").strip())
+    return ValueType("scalar", [], text) if text else None
 
 
 def memdesc_type(text: str) -> tuple[list[int], str, str] | None:
     """(shape, element type, attributes text) of the first ``!ttg.memdesc<...>`` in ``text``."""
-    m = _MEMDESC.search(text)
+    m = next((m for m in _SHAPED.finditer(text) if m.group(1) != "tensor"), None)
     if not m:
         return None
-    dims = [int(d) for d in m.group(1).split("x") if d]
-    return dims, m.group(2), m.group(3)
+    return [int(d) for d in m.group(2).split("x") if d], m.group(3), m.group(4) or ""
 
 
 def element_bytes(dtype: str) -> int:

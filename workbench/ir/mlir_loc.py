@@ -135,6 +135,20 @@ def strip_loc(line: str) -> tuple[str, str | None]:
     return line[:span[0]].rstrip(), span[1]
 
 
+_FIRST_FILE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":\d+:\d+\)')
+
+
+def first_file(text: str) -> str | None:
+    """The file of the first file location (``loc("file":line:col)``) in an MLIR module's text."""
+    m = _FIRST_FILE.search(text)
+    return m.group(1) if m else None
+
+
+def is_loc_definition(line: str) -> bool:
+    """Whether ``line`` is an entry of the module's location table (``#loc12 = loc(...)``)."""
+    return _ALIAS_DEF.match(line.strip()) is not None
+
+
 def mlir_line_locations(text: str) -> dict[int, list[Loc]]:
     """1-based line of an MLIR module -> source locations of the op on that line."""
     table = LocTable(text)

@@ -47,6 +47,17 @@ class Sass:
     instrs: list[Instr]  # in address order
     labels: dict[str, int]  # label -> index in ``instrs`` of the instruction after it
 
+    def count(self, opcode: str) -> int:
+        """Instructions of ``opcode`` with any modifiers (``SYNCS`` counts ``SYNCS.ARRIVE.TRANS64.A1T0``;
+        ``BAR.SYNC`` counts ``BAR.SYNC.DEFER_BLOCKING``)."""
+        return sum(1 for x in self.instrs if x.op == opcode or x.op.startswith(opcode + "."))
+
+    def loops(self) -> list[tuple[int, int]]:
+        """(head, backedge) of every backward branch, as indices into ``instrs``: the label it jumps to lies at or
+        before it."""
+        return [(self.labels[x.target], i) for i, x in enumerate(self.instrs)
+                if x.target in self.labels and self.labels[x.target] <= i]
+
 
 def _file_line(m: re.Match) -> list[Loc]:
     return [Loc(m.group(1), int(m.group(2)))] + [Loc(f, int(n), inlined=True) for f, n in _INLINED.findall(m.group(3))]
@@ -77,3 +88,18 @@ def read_sass(text: str) -> Sass:
 def sass_line_locations(text: str) -> dict[int, list[Loc]]:
     """1-based line of an instruction -> the source locations of its ``//##`` lines (call sites marked inlined)."""
     return {x.line: x.locs for x in read_sass(text).instrs if x.locs}
+
+
+_COMMENT = re.compile(r"\s*//.*$")
+
+
+def is_line_info(line: str) -> bool:
+    """Whether ``line`` is a ``//##`` line-info comment."""
+    return line.lstrip().startswith("//##")
+
+
+def code_text(text: str) -> str:
+    """The SASS without its ``//`` comments (line info, headers) and blank lines: what the instructions are,
+    not where they came from."""
+    lines = (_COMMENT.sub("", ln).rstrip() for ln in text.splitlines())
+    return "\n".join(ln for ln in lines if ln)
