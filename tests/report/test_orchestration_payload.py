@@ -130,6 +130,34 @@ def test_bug1_the_run_ends_blocked_with_the_ring_full(tutorial04):
     assert next(e for e in p["edges"] if e["op"] == producer_wait["id"])["label"] == "phase 1, 0 (blocked)"
 
 
+def test_a_cell_that_only_compiles_follows_the_loops_with_its_bound_arguments(tutorial04, shell):
+    """A cell calling workbench.compile (no launch, no run recorded): the payload's simulation follows the loops
+    bounded by K with the cell's bound arguments, as the checks do, in one run shared with them."""
+    import workbench.analyse.orchestration_sim as sim
+
+    _, code = tutorial04
+    kernel_cell = next(c for c in code if c.startswith("%%tlx") and "def ring_sum" in c)
+    body = kernel_cell.split("\n", 1)[1].replace("ring_sum[(1,)](", "workbench.compile(ring_sum, ")
+    cell = "%%tlx\n" + body.replace("K, BM=BM", "2 * K, BM=BM")  # values no earlier cell simulated
+    runs: list[int] = []
+    real_run = sim.Simulator.run
+    sim.Simulator.run = lambda self: (runs.append(1), real_run(self))[1]
+    try:
+        r = _shown(shell, cell)
+    finally:
+        sim.Simulator.run = real_run
+    validate(r)
+    assert r["runs"] == []  # it only compiled
+    p = r["orchestration"]
+    assert p["simulation"]["values"]["K"] == 1024 and p["simulation"]["lost"] == []
+    assert p["simulation"]["finished"] == [0, 1] and p["blocked"] == []
+    wait_full = _op(p, "wait", _line(kernel_cell, "tlx.barrier_wait(full[s], p)  # data landed?"))
+    assert next(e for e in p["edges"] if e["op"] == wait_full["id"])["label"] == "phase 0, 1"
+    assert len(p["rounds"]) == 6  # 16 tiles through 3 slots
+    assert not any(f["rule"] == "not-followed" for f in r["findings"])
+    assert runs == [1]  # the checks and the payload share one simulated run
+
+
 def test_meta_fa_pingpong_named_barriers_hand_the_turn_between_the_replicas(shell):
     """Meta's FA forward ping-pong (the installed triton-utlx wheel's tutorial): its two consumer replicas take
     turns on the tensor cores through two named barriers; each is a node, one replica's bar.sync waits where

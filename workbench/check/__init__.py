@@ -46,9 +46,6 @@ from workbench.check.findings import Finding, Related, ordered
 
 __all__ = ["Finding", "Related", "check", "check_artifact", "run_checks"]
 
-_DEFAULT_GRID = (132, 1, 1)  # programs assumed for tl.num_programs when no grid is given (H100/H200 SMs)
-
-
 def check(kernel, *args, target: str = "sm_90", grid: tuple[int, ...] | None = None, strict: bool = False,
           **options) -> list[Finding]:
     """Compile ``kernel`` for ``target`` with launch-style ``args`` (as ``workbench.compile``) and
@@ -64,14 +61,14 @@ def check_artifact(artifact, kernel=None, *args, grid: tuple[int, ...] | None = 
     """Check an Artifact already compiled from ``kernel`` with ``args``/``options`` (the launch's
     scalars drive the simulation; without them the tasks whose loops depend on them are not followed).
     An internal failure becomes one ``checks-failed`` info finding (``strict=True``: raised)."""
-    from workbench.analyse.orchestration import build_model
+    from workbench.check.simulation import simulation
     from workbench.check.values import launch_values
 
     t0 = time.perf_counter()
     try:
-        model = build_model(artifact)
         values = launch_values(kernel, args, options) if kernel is not None else {}
-        findings = run_checks(model, values, grid)
+        run = simulation(artifact, values, grid)  # shared with the Report's orchestration payload
+        findings = run_checks(run.model, values, grid, trace=run.trace)
     except Exception as e:  # a TTGIR the model cannot read must not break the cell that compiled it
         if strict:
             raise
@@ -82,9 +79,10 @@ def check_artifact(artifact, kernel=None, *args, grid: tuple[int, ...] | None = 
     return findings
 
 
-def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...] | None = None) -> list[Finding]:
-    """Every rule over ``model`` (and its simulated run with ``values``)."""
-    from workbench.analyse.orchestration_sim import simulate
+def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...] | None = None,
+               trace=None) -> list[Finding]:
+    """Every rule over ``model`` and its simulated run with ``values`` (``trace``: that run, made already by
+    :func:`workbench.check.simulation.simulation`; else run here, within the same step budget)."""
     from workbench.check import (
         rules_bounds,
         rules_global,
@@ -95,9 +93,10 @@ def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...
         rules_static,
     )
     from workbench.check.context import Context
+    from workbench.check.simulation import simulate_model
 
-    g = tuple(grid or ()) + _DEFAULT_GRID[len(grid or ()):]
-    trace = simulate(model, values, grid=g) if model.func is not None else None
+    if trace is None:
+        trace = simulate_model(model, values, grid).trace
     ctx = Context(model, trace)
     rules_static.shared_memory(ctx)
     rules_registers.register_budget(ctx)
@@ -131,6 +130,6 @@ def _not_followed(ctx) -> None:
             f"The checks could not follow {ctx.task(task)} past this line ({why}); what it does after it is not "
             f"checked, and hangs that would involve it are not reported.", [],
             "pass the launch's arguments (M, N, K, ...) to workbench.check so loops can be followed"))
-    # a run cut short by the time budget (large problem sizes) says nothing: the prefix it covered is
-    # a real execution, and the rules only report what that prefix shows
+    # a run cut short by the step budget (check.simulation.STEPS; large problem sizes) says nothing: the prefix
+    # it covered is a real execution, and the rules only report what that prefix shows
 

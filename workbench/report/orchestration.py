@@ -25,9 +25,10 @@ from collections import defaultdict
 from types import SimpleNamespace
 from typing import Any
 
-from workbench.analyse.orchestration import Orchestration, build_model
-from workbench.analyse.orchestration_sim import Trace, simulate
+from workbench.analyse.orchestration import Orchestration
+from workbench.analyse.orchestration_sim import Trace
 from workbench.check.context import Context
+from workbench.check.simulation import Simulation, simulation
 from workbench.ir.schema_types import Orchestration as Payload
 from workbench.report.orchestration_named import NAMED_KINDS, named_barriers
 
@@ -57,16 +58,19 @@ def launch_values(runs: list[dict[str, Any]]) -> tuple[dict[str, int], list[int]
     return values, [int(g) for g in grid] if grid else None
 
 
-def build(artifact: Any, runs: list[dict[str, Any]] | None = None) -> Payload:
-    """The payload for a compiled TLX kernel (an Artifact with a ``ttgir`` stage), simulated with the
-    scalar values of its last recorded launch. A model that cannot be read is a payload with status error."""
+def build(artifact: Any, runs: list[dict[str, Any]] | None = None,
+          values: tuple[dict[str, int], Any] | None = None) -> Payload:
+    """The payload for a compiled TLX kernel (an Artifact with a ``ttgir`` stage), simulated with the launch's
+    scalar ``values`` and grid where the caller has them (the cell's bound arguments: a cell that only compiles
+    records no launch), else those of its last recorded launch. The run is the one the checks made with the same
+    values (:func:`workbench.check.simulation.simulation`). A model that cannot be read is a payload with status
+    error."""
     try:
-        model = build_model(artifact)
-        if model.func is None:
+        scalars, grid = values if values is not None else launch_values(runs or [])
+        run = simulation(artifact, scalars, grid)
+        if run.trace is None:
             return _failed("the TTGIR has no kernel function to read")
-        values, grid = launch_values(runs or [])
-        trace = simulate(model, values, grid=tuple(grid) + (1,) * (3 - len(grid))) if grid else simulate(model, values)
-        return payload(model, trace, values, grid)
+        return payload(run, scalars, list(grid) if grid else None)
     except Exception as e:  # a TTGIR the model cannot read must not break the Report
         return _failed(f"{type(e).__name__}: {e}")
 
@@ -96,7 +100,9 @@ def _failed(why: str) -> Payload:
             "tasks": [], "buffers": [], "barriers": [], "ops": [], "edges": [], "rounds": [], "blocked": []}
 
 
-def payload(model: Orchestration, trace: Trace, values: dict[str, int], grid: list[int] | None) -> Payload:
+def payload(run: Simulation, values: dict[str, int], grid: list[int] | None) -> Payload:
+    model, trace = run.model, run.trace
+    assert trace is not None
     named = named_barriers(model)
     nodes = _named_nodes(model, named)
     ops, op_of = _ops(model, named, {n["named"]: n["id"] for n in nodes})

@@ -117,10 +117,11 @@ def _diagnostic(d: dict[str, Any] | Any, source: str | None = None) -> st.Diagno
     return out
 
 
-def _orchestration(artifact: Any, runs: list[st.Run] | None) -> st.Orchestration:
+def _orchestration(artifact: Any, runs: list[st.Run] | None, values: tuple[dict[str, int], Any] | None) \
+        -> st.Orchestration:
     from workbench.report.orchestration import build
 
-    return build(artifact, runs)
+    return build(artifact, runs, values)
 
 
 @dataclass
@@ -170,8 +171,12 @@ class Report:
         stages_first: list[str] | None = None,
         options: dict[str, Any] | None = None,
         diagnostics: list[dict[str, Any]] | None = None,
+        launch_values: tuple[dict[str, int], Any] | None = None,
     ) -> Report:
-        """Build a Report from a ``workbench.compile`` Artifact and what the cell run recorded."""
+        """Build a Report from a ``workbench.compile`` Artifact and what the cell run recorded. ``launch_values``:
+        the launch's scalar values by TTGIR name and its grid (or None), which the orchestration payload's
+        simulation follows loops with (default: those of the last run in ``runs``; a cell that only compiled
+        has none there)."""
         src = artifact.source
         kernel_text = src.kernel_text or ""
         n_lines = max(kernel_text.rstrip("\n").count("\n") + 1, 1)
@@ -236,7 +241,7 @@ class Report:
                 "selected_stage": first[0] if first else None,  # None: the viewer's default (TTGIR, PTX)
             },
             options=dict(options or {}),
-            orchestration=_orchestration(artifact, runs) if kind == "tlx" else None,
+            orchestration=_orchestration(artifact, runs, launch_values) if kind == "tlx" else None,
             artifact=artifact,
         )
 
