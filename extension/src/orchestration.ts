@@ -20,6 +20,7 @@ import {
   markColors,
   measuredLabel,
   opTitle,
+  ringPairing,
   roundView,
   taskTitle
 } from './orchestration_layout';
@@ -270,6 +271,11 @@ class OrchestrationView {
         text(s.x + s.w / 2, s.y + s.h - 6, String(i), 'tlx-orch-slot-index', 'middle')
       )
     );
+    const last = r.slots[r.slots.length - 1];
+    if (b.unpaired && last) {  // the model could not say which barrier fills which slot: no slot states
+      g.append(text(last.x + last.w + 10, last.y + last.h / 2 + 4, `no slot states: ${b.unpaired}`,
+        'tlx-orch-ring-unpaired'));
+    }
     return this.clickable(g, { kind: 'buffer', id: b.id });
   }
 
@@ -408,7 +414,7 @@ class OrchestrationView {
     if (item.kind === 'buffer') {
       const b = p.buffers[item.id];
       return `buffer ring ${b.name}: ${b.count} slot${b.count > 1 ? 's' : ''} of ${(b.shape ?? []).join('\u00d7')} ` +
-        `${b.dtype ?? ''} (${b.storage ?? 'smem'})`;
+        `${b.dtype ?? ''} (${b.storage ?? 'smem'})${ringPairing(p, b)}`;
     }
     if (item.kind === 'edge') {
       const e = p.edges[item.id];

@@ -10,6 +10,7 @@
 import type {
   Orchestration,
   OrchestrationBarrier,
+  OrchestrationBuffer,
   OrchestrationEdge,
   OrchestrationOp,
   OrchestrationRound,
@@ -113,6 +114,23 @@ const OP_TITLES: { [kind: string]: string } = {
 
 /** The ops that fill buffers: a lane with one of them is a producer, drawn above the band. */
 const FILLS = new Set(['tma_load', 'cp_async', 'expect']);
+
+/** How a ring's slots pair with its barriers, for its tooltip: `; slots 0-7 filled on full [0 1 2 3 0 1 2 3],
+ * free again on empty` (the payload's slot_barriers), or why the model could not pair them. */
+export function ringPairing(p: Orchestration, b: OrchestrationBuffer): string {
+  if (b.unpaired) {
+    return `; ${b.unpaired}`;
+  }
+  const fill = b.filled_by !== null && b.filled_by !== undefined ? p.barriers[b.filled_by]?.name : undefined;
+  if (!fill) {
+    return '';
+  }
+  const slots = b.slot_barriers ?? [];
+  const same = slots.every((j, i) => j === i);
+  const on = same ? `slot i on ${fill}[i]` : `slots on ${fill} [${slots.map(j => j ?? '-').join(' ')}]`;
+  const rel = b.released_by !== null && b.released_by !== undefined ? p.barriers[b.released_by]?.name : undefined;
+  return `; filled: ${on}${rel ? `, free again on ${rel}` : ''}`;
+}
 
 export function opTitle(op: OrchestrationOp): string {
   return OP_TITLES[op.kind] ?? op.kind;

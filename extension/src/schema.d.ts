@@ -927,7 +927,7 @@ export interface OrchestrationTask {
   ops: number[];
 }
 /**
- * A buffer set (a ring of count slots); filled_by / released_by: the barrier sets whose phases say a slot holds data / is free again (slot i with barrier i).
+ * A buffer set (a ring of count slots); filled_by / released_by: the barrier sets whose phases say a slot holds data / is free again; slot_barriers: each slot's barrier index in them (from the copies the simulated run made into each slot, else slot i with barrier i; null for a slot the run never filled); unpaired: why a ring announced by a barrier set is not paired with it (no slot states are drawn).
  *
  * This interface was referenced by `TlxReport`'s JSON-Schema
  * via the `definition` "orchestrationBuffer".
@@ -943,6 +943,8 @@ export interface OrchestrationBuffer {
   bytes?: number;
   filled_by?: number | null;
   released_by?: number | null;
+  slot_barriers?: (number | null)[] | null;
+  unpaired?: string | null;
 }
 /**
  * This interface was referenced by `TlxReport`'s JSON-Schema

@@ -14,6 +14,7 @@ import {
   linesOf,
   markColors,
   measuredLabel,
+  ringPairing,
   roundView
 } from '../src/orchestration_layout';
 import { loadReport } from '../src/types';
@@ -82,9 +83,12 @@ describe('the recorded H200 GEMM: graph', () => {
 describe('the recorded H200 GEMM: the schedule round by round', () => {
   it('round 0: every slot of the ring filled and released, the producer passed phase 1 and the consumers phase 0', () => {
     const v = roundView(p, 0);
-    const ring = p.buffers.find(b => b.filled_by !== null)!; // b_bufs: slot i with full[i] and empty[i]
-    expect(ring.name).toBe('b_bufs');
+    const ring = p.buffers.find(b => b.name === 'b_bufs')!; // b_bufs: slot i with full[i] and empty[i]
     expect(v.slots.get(ring.id)).toEqual(Array(ring.count).fill('released'));
+    const a = p.buffers.find(b => b.name === 'a_bufs')!; // 8 half-tiles on 4 barriers: slots i and 4 + i on full[i]
+    expect(v.slots.get(a.id)).toEqual(Array(8).fill('released'));
+    expect(ringPairing(p, a)).toBe('; filled: slots on full [0 1 2 3 0 1 2 3], free again on empty');
+    expect(ringPairing(p, ring)).toBe('; filled: slot i on full[i], free again on empty');
     const full = p.barriers.find(b => b.id === ring.filled_by)!;
     expect(v.dots.get(full.id)).toEqual(Array(full.count).fill('done'));
     const phases = p.edges.filter(e => e.kind === 'wait').map(e => v.waits.get(e.op)!.phases);

@@ -68,6 +68,8 @@ class OrchestrationBuffer(TypedDict):
     bytes: NotRequired[int]
     filled_by: NotRequired[int | None]
     released_by: NotRequired[int | None]
+    slot_barriers: NotRequired[list[int | None] | None]
+    unpaired: NotRequired[str | None]
 
 
 class OrchestrationBarrier(TypedDict):

@@ -107,7 +107,7 @@ def payload(run: Simulation, values: dict[str, int], grid: list[int] | None) -> 
     nodes = _named_nodes(model, named)
     ops, op_of = _ops(model, named, {n["named"]: n["id"] for n in nodes})
     edges = _edges(ops)
-    rings = _ring_barriers(model)
+    rings = _ring_barriers(run)
     waits = _wait_rounds(trace, op_of)
     blocked = {b["op"]: b for b in waits.blocked}
     for e in edges:
@@ -266,38 +266,79 @@ def _wait_rounds(trace: Trace, op_of: dict[tuple[int, int | None, str], int]) ->
     return out
 
 
-def _buffers(model: Orchestration, rings: tuple[dict[int, int], dict[int, int]]) -> list[dict[str, Any]]:
-    fill, release = rings
+class _Rings:
+    """Each buffer set's ring pairing: the barrier sets whose phases say its slots hold data (``fill``) and are free
+    again (``release``), each slot's barrier index in them (``slot``), and why a ring is not paired (``why``)."""
+
+    def __init__(self) -> None:
+        self.fill: dict[int, int] = {}
+        self.release: dict[int, int] = {}
+        self.slot: dict[int, list[int | None]] = {}
+        self.why: dict[int, str] = {}
+
+
+def _buffers(model: Orchestration, rings: _Rings) -> list[dict[str, Any]]:
     return [{"id": b.id, "name": b.name, "line": b.line, "shape": list(b.shape), "dtype": b.dtype, "count": b.count,
-             "storage": b.storage, "bytes": b.bytes, "filled_by": fill.get(b.id), "released_by": release.get(b.id)}
-            for b in model.buffers]
+             "storage": b.storage, "bytes": b.bytes, "filled_by": rings.fill.get(b.id),
+             "released_by": rings.release.get(b.id), "slot_barriers": rings.slot.get(b.id),
+             "unpaired": rings.why.get(b.id)} for b in model.buffers]
 
 
-def _ring_barriers(model: Orchestration) -> tuple[dict[int, int], dict[int, int]]:
-    """Buffer set -> the barrier set whose phases say its slots hold data (a copy completes on it, or the
-    task that writes it arrives on it), and -> the one the filling task waits on first (the slot is free).
-    Only where slot i pairs with barrier i: the sets have the same count."""
+def _ring_barriers(run: Simulation) -> _Rings:
+    """Pair each ring's slots with barriers by what the run saw: the barrier instance each copy into a slot
+    completed on (a GEMM's 8 A half-tiles on 4 barriers: slots i and 4 + i on barrier i); where no copy
+    completes on a barrier (a task writes and arrives), slot i with barrier i of the set that announces the
+    buffer, when the sets have the same count. The slot-free barrier is the one the filling task waits on right
+    before it fills (the guard), at the same index. Rings none of this pairs say why."""
+    model, out = run.model, _Rings()
     ctx = Context(model, None)
-    fill: dict[int, int] = {}
-    release: dict[int, int] = {}
-    for bar in model.barriers:
-        for buf in ctx.data_of_barrier(bar.id):
-            if buf in fill or model.buffers[buf].count != bar.count:
+    for buf in model.buffers:
+        by_copy = _copy_pairing(run, buf.id, buf.count)
+        if isinstance(by_copy, str):
+            out.why[buf.id] = by_copy
+            continue
+        if by_copy is not None:
+            bar, slots = by_copy
+        else:
+            bar = next((b.id for b in model.barriers
+                        if buf.id in ctx.data_of_barrier(b.id) and _guards_reads(ctx, b.id, buf.id)), None)
+            if bar is None:
+                continue  # no barrier announces it to a task that reads it: not a ring handed over (an epilogue buffer)
+            if model.barriers[bar].count != buf.count:
+                out.why[buf.id] = (f"not paired with {model.barriers[bar].name}: {buf.count} slots, "
+                                   f"{model.barriers[bar].count} barriers, and the run saw no copy into it")
                 continue
-            fill[buf] = bar.id
-            guard = sorted(g for g in ctx.guards(bar.id) if model.barriers[g].count == bar.count and g != bar.id)
-            if guard:
-                release[buf] = guard[0]
-    return fill, release
+            slots = list(range(buf.count))
+        out.fill[buf.id], out.slot[buf.id] = bar, slots
+        guard = sorted(g for g in ctx.guards(bar) if g != bar and model.barriers[g].count == model.barriers[bar].count)
+        if guard:
+            out.release[buf.id] = guard[0]
+    return out
 
 
-def _rounds(model: Orchestration, trace: Trace, waits: _WaitRounds,
-            rings: tuple[dict[int, int], dict[int, int]]) -> list[dict[str, Any]]:
+def _guards_reads(ctx: Context, bar: int, buf: int) -> bool:
+    """A task that waits on barrier set ``bar`` reads buffer set ``buf``."""
+    return any(buf in ctx.reads_of_task(t.index) for t, _ in ctx.ops_on_barrier(bar, {"wait"}))
+
+
+def _copy_pairing(run: Simulation, buf: int, count: int) -> tuple[int, list[int | None]] | str | None:
+    """(barrier set, each slot's barrier index) from the copies the run made into ``buf``; None: no copies;
+    a sentence: copies the pairing cannot follow (slots on several barriers, or on several sets)."""
+    seen = {slot: bars for (b, slot), bars in run.fills.items() if b == buf}
+    if not seen:
+        return None
+    sets = {bar for bars in seen.values() for bar, _ in bars}
+    if len(sets) > 1 or any(len(bars) > 1 for bars in seen.values()):
+        return "not paired: the run saw copies into one slot complete on different barriers"
+    bar = sets.pop()
+    return bar, [next(iter(seen[i]))[1] if i in seen else None for i in range(count)]
+
+
+def _rounds(model: Orchestration, trace: Trace, waits: _WaitRounds, rings: _Rings) -> list[dict[str, Any]]:
     """Round by round: each barrier's phase r (completed or not, who arrived, bytes), the waits that
     passed in round r, the waits the run ended blocked in at round r, and the ring slots' states."""
     n = max([b.completed + (1 if _started(b) else 0) for b in trace.barriers.values()] +
             [b["round"] + 1 for b in waits.blocked] + [r + 1 for r in waits.passed] + [0])
-    fill, release = rings
     out: list[dict[str, Any]] = []
     for r in range(min(n, MAX_ROUNDS)):
         phases = [_phase(key, b, r) for key, b in sorted(trace.barriers.items())]
@@ -305,10 +346,10 @@ def _rounds(model: Orchestration, trace: Trace, waits: _WaitRounds,
         started = {(p["barrier"], p["index"]) for p in phases if p}
         before = {(s["buffer"], s["index"]): s["state"] for s in out[-1]["slots"]} if out else {}
         slots = []
-        for buf, bar in sorted(fill.items()):
-            for i in range(model.buffers[buf].count):
-                filled, rel = (bar, i) in done, (release.get(buf), i) in done
-                state = "released" if filled and rel else "full" if filled else "filling" if (bar, i) in started \
+        for buf, bar in sorted(rings.fill.items()):
+            for i, j in enumerate(rings.slot[buf]):
+                filled, rel = (bar, j) in done, (rings.release.get(buf), j) in done
+                state = "released" if filled and rel else "full" if filled else "filling" if (bar, j) in started \
                     else "full" if before.get((buf, i)) == "full" else "empty"  # still holding the last round's data
                 slots.append({"buffer": buf, "index": i, "state": state})
         out.append({"round": r, "barriers": [p for p in phases if p], "slots": slots,
