@@ -226,4 +226,33 @@ def test_recorded_h200_timeline_on_the_wait_arrows(page, lab, artifacts):
     label.locator("text").first.click()
     expect(pane.locator(".tlx-orch-detail")).to_contain_text("the slowest hand-off")
     viewer.screenshot(path=str(artifacts / "orchestration-recorded-h200.png"))
+    _download_trace(page, viewer, r["timeline"], artifacts)
     assert not page.console_errors, page.console_errors
+
+
+def _download_trace(page, viewer, timeline: dict, artifacts: Path) -> None:
+    """The Timeline tab's link saves the lanes as a Chrome trace: a download of valid Trace Event JSON, a
+    process per CTA and a thread per role, one complete event per lane span with its start and length in us."""
+    viewer.locator('.tlx-tab[data-tab="timeline"]').click()
+    link = viewer.locator(".tlx-trace-link")
+    expect(link).to_have_text("Download as a Perfetto / Chrome trace")
+    with page.expect_download() as info:
+        link.click()
+    download = info.value
+    assert download.suggested_filename == f"{timeline['kernel']}-timeline.json"
+    path = artifacts / download.suggested_filename
+    download.save_as(str(path))
+    trace = json.loads(path.read_text())
+    assert trace["displayTimeUnit"] == "ns" and trace["otherData"]["device"] == "NVIDIA H200"
+    spans = [x for x in timeline["lanes"] if x.get("start_ns") is not None and x.get("dur_ns") is not None]
+    events = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert len(events) == len(spans) > 0
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    processes = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]
+                 if e["ph"] == "M" and e["name"] == "process_name"}
+    for e, x in zip(events, spans, strict=True):
+        assert threads[(e["pid"], e["tid"])] == x["role"] and processes[e["pid"]] == f"CTA {x.get('cta') or 0}"
+        assert e["ts"] == pytest.approx(x["start_ns"] / 1000) and e["dur"] == pytest.approx(x["dur_ns"] / 1000)
+        assert e["args"]["cycles"] == x.get("cycles")
+    assert {x["role"] for x in spans} == set(threads.values())
