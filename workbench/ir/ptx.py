@@ -19,3 +19,11 @@ def code_text(ptx: str) -> str:
     after the code."""
     code = ptx.split(".section\t.debug", 1)[0].split(".section .debug", 1)[0]
     return "\n".join(ln.rstrip() for ln in code.splitlines() if ln.strip() and not _DEBUG.match(ln))
+
+
+_SETMAXNREG = re.compile(r"setmaxnreg\.(\w+)\.sync\.aligned\.u32\s+(\d+)")
+
+
+def setmaxnreg(ptx: str) -> list[tuple[str, int]]:
+    """('inc' or 'dec', registers per thread) of each ``setmaxnreg`` in ``ptx``, in order."""
+    return [(kind, int(n)) for kind, n in _SETMAXNREG.findall(ptx)]

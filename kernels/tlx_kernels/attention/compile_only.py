@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -90,39 +89,39 @@ class Facts:
         return local_memory_in_mma_loops(self.sass)
 
 
-_LABEL = re.compile(r"^(\.L_x_\d+):", re.M)
-_BRANCH = re.compile(r"\bBRA\b[^`]*`\((\.L_x_\d+)\)")
-
-
 def local_memory_in_mma_loops(sass: str) -> int:
-    """LDL/STL lines of ``sass`` (nvdisasm) inside an innermost loop that holds an HGMMA. A loop runs from a label
-    to a backward branch to it, with no ``EXIT`` between: ptxas puts the retry of an mbarrier try-wait after the
-    task's ``EXIT`` and branches back from there, which is not a loop. A loop holding another such loop (a
+    """LDL/STL instructions of ``sass`` (nvdisasm) inside an innermost loop that holds an HGMMA. A loop runs from a
+    label to a backward branch to it, with no ``EXIT`` between: ptxas puts the retry of an mbarrier try-wait after
+    the task's ``EXIT`` and branches back from there, which is not a loop. A loop holding another such loop (a
     persistent tile loop) is not innermost."""
-    lines = sass.splitlines()
-    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := _LABEL.match(ln))}
-    loops = [(labels[m.group(1)], i) for i, ln in enumerate(lines)
-             if (m := _BRANCH.search(ln)) and labels.get(m.group(1), i + 1) < i]
-    loops = [(a, b) for a, b in loops if not any(re.search(r"\bEXIT\b", ln) for ln in lines[a:b])]
-    mma = [(a, b) for a, b in loops if any("HGMMA" in ln for ln in lines[a:b + 1])]
+    from workbench.ir.sass import read_sass
+
+    code = read_sass(sass)
+    xs = code.instrs
+    loops = [(a, b) for a, b in code.loops() if not any(x.op == "EXIT" for x in xs[a:b])]
+    mma = [(a, b) for a, b in loops if any(x.op.startswith("HGMMA") for x in xs[a:b + 1])]
     inner = [(a, b) for a, b in mma if not any((a, b) != (c, d) and a <= c and d <= b for c, d in mma)]
-    local = re.compile(r"\b(LDL|STL)\b")
-    return sum(1 for i, ln in enumerate(lines) if local.search(ln) and any(a <= i <= b for a, b in inner))
+    return sum(1 for i, x in enumerate(xs) if x.op.split(".")[0] in ("LDL", "STL") and any(a <= i <= b
+                                                                                            for a, b in inner))
 
 
 _SASS_OPS = ("HGMMA", "UTMALDG", "UTMASTG", "MUFU.EX2", "SYNCS", "BAR.SYNC", "BAR.ARV", "LDL", "STL")
 
 
 def facts(ck) -> Facts:
+    from workbench.compile.tools import resource_usage
+    from workbench.ir.ptx import setmaxnreg
+    from workbench.ir.sass import read_sass
+
     sass = _with_cubin(ck.asm["cubin"], [_tool("nvdisasm"), "-c"])
-    res = _with_cubin(ck.asm["cubin"], [_tool("cuobjdump"), "-res-usage"])
-    usage = {k: int(v) for k, v in re.findall(r"([A-Z]+):(\d+)", res)}
+    usage = {k: v for function in resource_usage(ck.asm["cubin"]).values() for k, v in function.items()}
     ptx = ck.asm["ptx"]
-    counts = {op: len(re.findall(r"\b" + re.escape(op) + r"\b", sass)) for op in _SASS_OPS}
+    code = read_sass(sass)
     return Facts(
         ptx=ptx, ttgir=ck.asm["ttgir"], sass=sass, registers=usage.get("REG", 0), stack=usage.get("STACK", 0),
         shared=ck.metadata.shared, num_warps=ck.metadata.num_warps,
-        maxnreg=[int(x) for x in re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)", ptx)], counts=counts,
+        maxnreg=[n for _, n in setmaxnreg(ptx)],
+        counts={op: code.count(op) for op in _SASS_OPS},
     )
 
 

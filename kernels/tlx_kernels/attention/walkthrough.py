@@ -103,22 +103,25 @@ def sdpa(q: Any, k: Any, v: Any, causal: bool = False, backend: str | None = Non
 
 # --- what a step changed --------------------
 
-_HGMMA_RA = re.compile(r"HGMMA\S*\s+R\d+,\s*R\d+")  # register-A wgmma: P (registers) times V (shared)
-_DEPBAR = re.compile(r"WARPGROUP\.DEPBAR\.LE\s+gsb0,\s*0x(\d+)")
+_RA = re.compile(r"R\d+,\s*R\d+")  # register-A wgmma (P in registers times V in shared): 'HGMMA... R24, R88, ...'
+_DEPBAR = re.compile(r"gsb0,\s*0x(\d+)")  # WARPGROUP.DEPBAR.LE gsb0, 0x1: wait until at most 1 group is open
 
 
-def pv_overlap(sass: str) -> list[int]:
-    """For each ``P V`` wgmma group in the SASS (register A operand), how many ``MUFU.EX2`` (the softmax's
-    exp2) were issued between it and the ``WARPGROUP.DEPBAR`` that waited for it: 0 when each product is
-    waited for before the next softmax, a whole block's worth when the softmax runs under it."""
+def pv_overlap(sass: Any) -> list[int]:
+    """For each ``P V`` wgmma group in the SASS (text or :class:`workbench.ir.sass.Sass`; register A operand),
+    how many ``MUFU.EX2`` (the softmax's exp2) were issued between it and the ``WARPGROUP.DEPBAR`` that waited for
+    it: 0 when each product is waited for before the next softmax, a whole block's worth when the softmax runs
+    under it."""
+    from workbench.ir.sass import read_sass
+
     done, open_groups = [], []
-    for line in sass.splitlines():
-        if "HGMMA" in line and "gsb0" in line:
-            open_groups.append([bool(_HGMMA_RA.search(line)), 0])
-        elif "MUFU.EX2" in line:
+    for x in (read_sass(sass) if isinstance(sass, str) else sass).instrs:
+        if x.op.startswith("HGMMA") and "gsb0" in x.args:
+            open_groups.append([bool(_RA.match(x.args)), 0])
+        elif x.op == "MUFU.EX2":
             for grp in open_groups:
                 grp[1] += 1
-        elif m := _DEPBAR.search(line):
+        elif x.op == "WARPGROUP.DEPBAR.LE" and (m := _DEPBAR.match(x.args)):
             while len(open_groups) > int(m.group(1)):
                 is_pv, n = open_groups.pop(0)
                 if is_pv:
@@ -129,8 +132,10 @@ def pv_overlap(sass: str) -> list[int]:
 def facts(report: Any) -> dict[str, Any]:
     """The GEMM tutorial's compiler facts (roles, budgets, spills, shared memory, wgmma, TMA, barriers) plus
     the softmax's ``exp2`` count and the most ``exp2`` issued under one ``P V`` wgmma (SASS)."""
+    from workbench.ir.sass import read_sass
+
     f = GW.facts(report)
-    sass = (getattr(report, "artifact", None) or report).stages.get("sass", "")
+    sass = read_sass((getattr(report, "artifact", None) or report).stages.get("sass", ""))
     f.pop("accumulator layout", None)
     f["MUFU.EX2 (SASS)"] = sass.count("MUFU.EX2")
     f["exp2 under a P.V wgmma"] = max(pv_overlap(sass), default=0)

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -294,9 +293,12 @@ def _roles(md: Any) -> str:
 
 def facts(report_or_artifact: Any) -> dict[str, Any]:
     """Compiler facts of a compiled kernel (a Report or an Artifact): warps, registers, shared memory, async ops."""
+    from workbench.ir.sass import read_sass
+
     art = getattr(report_or_artifact, "artifact", None) or report_or_artifact
     md = art.metadata
-    ptx, sass, ttgir = (art.stages.get(k, "") for k in ("ptx", "sass", "ttgir"))
+    ptx, ttgir = art.stages.get("ptx", ""), art.stages.get("ttgir", "")
+    sass = read_sass(art.stages.get("sass", ""))
     return {
         "warps": md.num_warps,
         "registers/thread (launch)": md.registers,
@@ -307,7 +309,7 @@ def facts(report_or_artifact: Any) -> dict[str, Any]:
         "wgmma (SASS HGMMA)": sass.count("HGMMA"),
         "TMA copies (PTX)": ptx.count("cp.async.bulk.tensor"),
         "mbarrier waits (PTX)": ptx.count("mbarrier.try_wait"),
-        "LDL/STL (SASS)": len(re.findall(r"\b(?:LDL|STL)\b", sass)),
+        "LDL/STL (SASS)": sass.count("LDL") + sass.count("STL"),
     }
 
 

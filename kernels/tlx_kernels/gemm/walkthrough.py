@@ -57,7 +57,6 @@ def persistent_grid(M: int, N: int, BM: int, BN: int, device: Any = None) -> tup
 
 # --- what a step changed --------------------
 
-_MAXNREG = re.compile(r"setmaxnreg\.(\w+)\.sync\.aligned\.u32\s+(\d+)")
 _PTXAS_WARNING = re.compile(r"\((C\d+)\)\s*([^\n]+)")
 
 
@@ -101,15 +100,19 @@ def _ptxas_log(ptx: str, arch: str) -> str:
 
 def facts(report_or_artifact: Any) -> dict[str, Any]:
     """Compiler facts of a step: registers, budgets, spills, shared memory, warps, wgmma/TMA/barrier counts."""
+    from workbench.ir.ptx import setmaxnreg
+    from workbench.ir.sass import read_sass
+
     art = _artifact(report_or_artifact)
     md = art.metadata
-    ptx, sass, ttgir = art.stages.get("ptx", ""), art.stages.get("sass", ""), art.stages.get("ttgir", "")
+    ptx, ttgir = art.stages.get("ptx", ""), art.stages.get("ttgir", "")
+    sass = read_sass(art.stages.get("sass", ""))
     return {
         "kernel": md.name,
         "warps": md.num_warps,
         "registers/thread (launch)": md.registers,
         "roles (warps/registers)": _budgets(md),
-        "setmaxnreg": ", ".join(f"{k} {v}" for k, v in _MAXNREG.findall(ptx)) or "-",
+        "setmaxnreg": ", ".join(f"{k} {v}" for k, v in setmaxnreg(ptx)) or "-",
         "spilled bytes": (md.spill_stores or 0) + (md.spill_loads or 0),
         "shared bytes": md.shared_bytes,
         "warp-specialized": "ttg.warp_specialize" in ttgir,
@@ -118,7 +121,7 @@ def facts(report_or_artifact: Any) -> dict[str, Any]:
         "mbarrier waits (PTX)": ptx.count("mbarrier.try_wait"),
         # named barriers a kernel uses for its own hand-overs (TLX convention: ids 9-15; Triton's are lower)
         "named-barrier ops (PTX)": len(re.findall(r"bar\.(?:sync|arrive)\s+(?:9|1[0-5]), \d+;", ptx)),
-        "LDL/STL (SASS)": len(re.findall(r"\b(?:LDL|STL)\b", sass)),
+        "LDL/STL (SASS)": sass.count("LDL") + sass.count("STL"),
         "accumulator layout": _acc_layout(art),
     }
 
