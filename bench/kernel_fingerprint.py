@@ -126,22 +126,6 @@ def cases() -> list[Case]:
     return [*gemm_cases(), *attention_cases(), *broadcast_cases()]
 
 
-_SASS_COMMENT = re.compile(r"\s*//.*$")
-_PTX_DEBUG = re.compile(r"^\s*\.(loc|file)\b|^\s*//|^\$L__(tmp|func_begin|func_end)\d+:$")
-
-
-def sass_text(sass: str) -> str:
-    """The SASS without line-info comments (``//## File ..., line N``) and blank lines."""
-    lines = (_SASS_COMMENT.sub("", ln).rstrip() for ln in sass.splitlines())
-    return "\n".join(ln for ln in lines if ln)
-
-
-def ptx_text(ptx: str) -> str:
-    """The PTX without ``.loc``/``.file`` lines, comments, debug-info labels and the DWARF sections after the code."""
-    code = ptx.split(".section\t.debug", 1)[0].split(".section .debug", 1)[0]
-    return "\n".join(ln.rstrip() for ln in code.splitlines() if ln.strip() and not _PTX_DEBUG.match(ln))
-
-
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -149,16 +133,15 @@ def _digest(text: str) -> str:
 def fingerprint(label: str) -> dict[str, Any]:
     """Compile case ``label`` for sm_90 and hash its SASS and PTX (run in a worker process)."""
     from workbench.compile import compile as wb_compile
+    from workbench.ir import ptx, sass
 
     make = dict(cases())[label]
     t0 = time.time()
     kernel, args, kwargs = make()
     art = wb_compile(kernel, *args, target="sm_90", **kwargs)
-    sass = sass_text(art.stages["sass"])
     return dict(label=label, kernel=art.metadata.name if hasattr(art.metadata, "name") else None,
-                sass=_digest(sass), ptx=_digest(ptx_text(art.stages["ptx"])),
-                instructions=sum(1 for ln in sass.splitlines() if re.match(r"\s*/\*[0-9a-f]{4,}\*/", ln)),
-                seconds=round(time.time() - t0, 1))
+                sass=_digest(sass.code_text(art.stages["sass"])), ptx=_digest(ptx.code_text(art.stages["ptx"])),
+                instructions=len(sass.read_sass(art.stages["sass"]).instrs), seconds=round(time.time() - t0, 1))
 
 
 def compare(now: dict[str, dict], before: dict[str, dict]) -> list[str]:
