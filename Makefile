@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml extension/package.json extension/package-lock.json
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "$(TORCH_CPU)"
 	$(PIP) install -q -e ".[dev]"
+	# the editable install copies the built extension into the venv; a link serves each later `npm run build` instead
+	rm -rf $(VENV)/share/jupyter/labextensions/tlx-workbench
+	ln -s $(CURDIR)/workbench/labextension $(VENV)/share/jupyter/labextensions/tlx-workbench
+	cp extension/install.json workbench/labextension/
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (TLX Workbench)" >/dev/null
 	$(MAKE) -s git-filters
 	touch $(STAMP)

@@ -70,11 +70,16 @@ export function renderOrchestration(host: HTMLElement, p: Orchestration, opts: O
   return ms;
 }
 
+/** The smallest scale the first view takes: the graph's 11 px labels stay about 9 px. */
+const READABLE = 0.8;
+
 class OrchestrationView {
   private layout: GraphLayout;
   private round = 0;
   private timer = 0;
   private svgNode: SVGElement | null = null;
+  private scrollNode: HTMLElement | null = null;
+  private zoomLabel = el('span', { class: 'tlx-orch-zoom-label' });
   private roundLabel: HTMLElement;
   private summary: HTMLElement;
   private detail: HTMLElement;
@@ -90,11 +95,15 @@ class OrchestrationView {
     const p = this.p;
     this.host.append(this.toolbar(), this.notes());
     const scroll = el('div', { class: 'tlx-orch-scroll' });
+    this.scrollNode = scroll;
     this.svgNode = this.drawGraph();
     scroll.append(this.svgNode);
     const side = el('div', { class: 'tlx-orch-side' }, this.detail, this.summary, this.findingsList());
     this.host.append(el('div', { class: 'tlx-orch-main' }, scroll, side));
     this.labelBackgrounds();
+    this.zoom('auto');
+    // the pane resized (the side panel, the notebook's width): the chosen fit follows it
+    new ResizeObserver(() => this.fitting && this.zoom(this.fitting)).observe(scroll);
     this.host.dataset.rounds = String(p.rounds.length);
     this.setRound(0);
   }
@@ -130,6 +139,12 @@ class OrchestrationView {
       this.roundLabel,
       button('tlx-orch-next', '\u25b6', 'next round', () => this.setRound(this.round + 1)),
       button('tlx-orch-play', 'play', 'play the rounds', () => this.play()),
+      el('span', { class: 'tlx-orch-zoom' },
+        button('tlx-orch-zoom-out', '\u2212', 'zoom out', () => this.zoom(this.scale / 1.25)),
+        this.zoomLabel,
+        button('tlx-orch-zoom-in', '+', 'zoom in', () => this.zoom(this.scale * 1.25)),
+        button('tlx-orch-zoom-fit', 'fit', 'fit the graph to the width of the pane', () => this.zoom('fit')),
+        button('tlx-orch-zoom-one', '1:1', 'actual size (scroll to see all of a wide graph)', () => this.zoom(1))),
       el('span', { class: 'tlx-orch-legend' },
         el('span', { class: 'tlx-orch-key tlx-orch-key-red', text: 'never completes' }),
         el('span', { class: 'tlx-orch-key tlx-orch-key-orange', text: 'read too early' }),
@@ -137,7 +152,7 @@ class OrchestrationView {
         el('span', { class: 'tlx-orch-key tlx-orch-key-released', text: 'slot used and released' }))
     );
     if (!n) {
-      bar.querySelectorAll('button').forEach(b => ((b as HTMLButtonElement).disabled = true));
+      bar.querySelectorAll('.tlx-orch-prev, .tlx-orch-next, .tlx-orch-play').forEach(b => ((b as HTMLButtonElement).disabled = true));
     }
     return bar;
   }
@@ -206,6 +221,25 @@ class OrchestrationView {
       }
       this.setRound(this.round + 1);
     }, 900);
+  }
+
+  private scale = 1;
+  private fitting: 'fit' | 'auto' | null = 'auto';
+
+  /**
+   * Scale the drawing (its viewBox stays). 'fit': the pane's width, never above 1:1 nor below 25% (an overview);
+   * 'auto' (the first view): fit while the text stays readable (>= READABLE), else READABLE and scroll.
+   */
+  private zoom(z: number | 'fit' | 'auto'): void {
+    const L = this.layout;
+    const avail = this.scrollNode?.clientWidth ?? 0;
+    const fit = avail > 0 ? Math.min(1, avail / L.width) : 1;
+    const s = z === 'fit' ? fit : z === 'auto' ? Math.max(fit, READABLE) : z;
+    this.fitting = typeof z === 'number' ? null : z;
+    this.scale = Math.min(3, Math.max(0.25, s));
+    this.svgNode?.setAttribute('width', String(Math.round(L.width * this.scale)));
+    this.svgNode?.setAttribute('height', String(Math.round(L.height * this.scale)));
+    this.zoomLabel.textContent = `${Math.round(this.scale * 100)}%`;
   }
 
   // --- the graph -------------------------------------------------------------------------------
@@ -344,7 +378,7 @@ class OrchestrationView {
     const n = this.p.rounds.length;
     this.round = Math.max(0, Math.min(r, Math.max(0, n - 1)));
     this.host.dataset.round = String(this.round);
-    this.roundLabel.textContent = n ? `round ${this.round} of ${n - 1}` : 'no rounds simulated';
+    this.roundLabel.textContent = n ? `round ${this.round} (of 0\u2013${n - 1})` : 'no rounds simulated';
     const v = roundView(this.p, this.round);
     const root = this.svgNode!;
     root.querySelectorAll<SVGElement>('.tlx-orch-node').forEach(g => {

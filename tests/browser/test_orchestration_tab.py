@@ -114,9 +114,9 @@ def test_tutorial04_graph_rounds_findings_and_click_to_line(page, lab, artifacts
     producer_wait = _op(p, "wait", kernel_cell, "tlx.barrier_wait(empty[s], p ^ 1)")
     op = pane.locator(f'.tlx-orch-op[data-op="{producer_wait["id"]}"]')
     expect(op).to_have_class(re.compile(r"\btlx-orch-mark-red\b"))
-    expect(pane.locator(".tlx-orch-round")).to_have_text("round 0 of 1")
+    expect(pane.locator(".tlx-orch-round")).to_have_text("round 0 (of 0\u20131)")
     pane.locator(".tlx-orch-next").click()
-    expect(pane.locator(".tlx-orch-round")).to_have_text("round 1 of 1")
+    expect(pane.locator(".tlx-orch-round")).to_have_text("round 1 (of 0\u20131)")
     expect(op).to_have_class(re.compile(r"\btlx-orch-blocked\b"))
     states = pane.locator(".tlx-orch-slot").evaluate_all("s => s.map(e => e.getAttribute('data-state'))")
     assert states == ["full"] * 3, states
@@ -131,7 +131,7 @@ def test_tutorial04_graph_rounds_findings_and_click_to_line(page, lab, artifacts
     pane = _open_tab(viewer)
     pane.locator(".tlx-orch-next").click()
     pane.locator(".tlx-orch-next").click()
-    expect(pane.locator(".tlx-orch-round")).to_have_text("round 2 of 2")
+    expect(pane.locator(".tlx-orch-round")).to_have_text("round 2 (of 0\u20132)")
     states = pane.locator(".tlx-orch-slot").evaluate_all("s => s.map(e => e.getAttribute('data-state'))")
     assert states == ["released", "released", "empty"], states
 
@@ -226,6 +226,18 @@ def test_recorded_h200_timeline_on_the_wait_arrows(page, lab, artifacts):
     label.locator("text").first.click()
     expect(pane.locator(".tlx-orch-detail")).to_contain_text("the slowest hand-off")
     viewer.screenshot(path=str(artifacts / "orchestration-recorded-h200.png"))
+    # the wide graph opens readable (80%, scrolled), 'fit' shows all of it, 1:1 draws it at its size, to scroll
+    width = "() => [document.querySelector('.tlx-orch-graph').getBoundingClientRect().width, " \
+            "document.querySelector('.tlx-orch-scroll').clientWidth]"
+    expect(pane.locator(".tlx-orch-zoom-label")).to_have_text("80%")
+    assert page.evaluate(width)[0] > page.evaluate(width)[1]
+    pane.locator(".tlx-orch-zoom-fit").click()
+    drawn, avail = page.evaluate(width)
+    assert drawn <= avail + 1, (drawn, avail)
+    viewer.screenshot(path=str(artifacts / "orchestration-recorded-h200-fit.png"))
+    pane.locator(".tlx-orch-zoom-one").click()
+    expect(pane.locator(".tlx-orch-zoom-label")).to_have_text("100%")
+    assert page.evaluate(width)[0] > avail
     _download_trace(page, viewer, r["timeline"], artifacts)
     assert not page.console_errors, page.console_errors
 
