@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml extension/package.json extension/package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "$(TORCH_CPU)"
-	$(PIP) install -q -e ".[dev]"
 	# the editable install copies the built extension into the venv; a link serves each later `npm run build` instead
+	rm -rf $(VENV)/share/jupyter/labextensions/tlx-workbench
+	$(PIP) install -q -e ".[dev]"
 	rm -rf $(VENV)/share/jupyter/labextensions/tlx-workbench
 	ln -s $(CURDIR)/workbench/labextension $(VENV)/share/jupyter/labextensions/tlx-workbench
 	cp extension/install.json workbench/labextension/
