@@ -314,12 +314,6 @@ def kernel_function(module: Op, public: bool = False) -> Op | None:
     return (found or ([] if public else funcs) or [None])[0]
 
 
-def function_args(func: Op) -> list[str]:
-    """The kernel's argument names, as in TTGIR (``%a_desc``, ``%a_desc.shape.0``, ``%M``...)."""
-    head = func.body.split("(", 1)[1] if "(" in func.body else ""
-    return re.findall(r"(%[\w.$-]+)\s*:", head)
-
-
 _SHAPED = re.compile(r"(!ttg\.memdesc|tensor)<((?:\d+x)*)([a-z][a-zA-Z0-9]*)\s*(?:,([^>]*))?>")
 _DTYPE_BITS = {"i1": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32, "f64": 64}
 

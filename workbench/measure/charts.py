@@ -202,10 +202,3 @@ def sweep_figure(df: pd.DataFrame, x: str | None = None, y: str | None = None, c
         template="plotly_white",
     )
     return fig
-
-
-def chart_dict(fig: Any) -> dict[str, Any]:
-    """A plotly figure as plain JSON data (for the Report)."""
-    import json
-
-    return json.loads(fig.to_json())
