@@ -124,3 +124,17 @@ def broken_shapes(x_ptr, BLOCK: tl.constexpr):
 def broken_name(x_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, undefined_thing)  # noqa: F821
+
+
+@triton.jit
+def double_unmasked(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * 1024 + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+def oob_check_cell() -> str:
+    """Issue 25's crash: an unmasked kernel launched on twice its tensors' size, under --check (the store at cell
+    line 6). Its tensors: ``x``, ``y`` of 1024 floats."""
+    launch = "\ndouble_unmasked[(2,)](x, y, 1024, BLOCK=1024)"
+    return '%%tlx --check "y: x * 2"\n' + kernel_text("double_unmasked") + launch

@@ -7,20 +7,14 @@ from __future__ import annotations
 import pytest
 from browser_helpers import write_notebook
 from lab_helpers import open_notebook, run_cell, wait_idle
+from sample_kernels import oob_check_cell
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SETUP = "import torch\nx = torch.randn(1024)\ny = torch.empty(1024)"
-OOB = '''%%tlx --check "y: x * 2"
-@triton.jit
-def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * 1024 + tl.arange(0, BLOCK)
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)
-
-k[(2,)](x, y, 1024, BLOCK=1024)'''
+OOB = oob_check_cell()
 AFTER = "print('alive', x.shape[0], bool(torch.isfinite(x).all()))"
 
 

@@ -16,6 +16,7 @@ import interpreter_kernels as K
 import pytest
 import torch
 from interpreter_crash import segfault_when_running
+from sample_kernels import oob_check_cell
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 from workbench.run import isolate
@@ -127,14 +128,7 @@ def test_what_the_c_library_said_before_an_abort_is_in_the_message():
 
 NB_SETUP = (f"import sys, torch\nsys.path.insert(0, {os.path.dirname(__file__)!r})\n"
             "x = torch.randn(1024)\ny = torch.zeros(1024)")
-NB_OOB = '''%%tlx --check "y: x * 2"
-@triton.jit
-def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * 1024 + tl.arange(0, BLOCK)
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)
-
-k[(2,)](x, y, 1024, BLOCK=1024)'''
+NB_OOB = oob_check_cell()
 NB_ARM = ("from interpreter_crash import segfault_when_running\nfrom workbench.run import isolate\n"
           "isolate.shared_worker('interpreter').ready(120)\nz = torch.zeros(64)\n"
           "watcher = segfault_when_running('spin')")
