@@ -257,3 +257,14 @@ if __name__ == "__main__":
     FIXTURE.parent.mkdir(parents=True, exist_ok=True)
     FIXTURE.write_text(json.dumps(_fixture(rep, from_report(rep)), indent=1) + "\n")
     print(f"{FIXTURE.relative_to(ROOT)}: {FIXTURE.stat().st_size / 1024:.1f} KiB")
+
+
+def test_a_wait_label_says_whether_the_run_reached_it():
+    """A wait with no simulated pass is "not simulated" when its task was not followed (a loop on values known only
+    at launch, tutorial 05's grouped kernel), "never passed" only when the run went on without it."""
+    from workbench.report.orchestration import _phase_label
+
+    assert _phase_label([[0], [1]]) == "phase 0, 1"
+    assert _phase_label([[1]], {"parity": 0}) == "phase 1, 0 (blocked)"
+    assert _phase_label([], None, task_lost=True) == "not simulated"
+    assert _phase_label([], None, task_lost=False) == "never passed"

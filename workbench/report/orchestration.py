@@ -110,10 +110,11 @@ def payload(run: Simulation, values: dict[str, int], grid: list[int] | None) -> 
     rings = _ring_barriers(run)
     waits = _wait_rounds(trace, op_of)
     blocked = {b["op"]: b for b in waits.blocked}
+    lost = {t for t, _line, _why in trace.lost}
     for e in edges:
         if e["kind"] == "wait" and ops[e["op"]]["kind"] == "wait":
             e["phases"] = waits.phases.get(e["op"], [])
-            e["label"] = _phase_label(e["phases"], blocked.get(e["op"]))
+            e["label"] = _phase_label(e["phases"], blocked.get(e["op"]), ops[e["op"]]["task"] in lost)
     for b in waits.blocked:
         b["barrier"] = ops[b["op"]]["barrier"] if b["barrier"] is None else b["barrier"]
     return {
@@ -219,13 +220,16 @@ def _bytes(n: int) -> str:
     return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
 
 
-def _phase_label(phases: list[list[int]], blocked: dict[str, Any] | None = None) -> str:
+def _phase_label(phases: list[list[int]], blocked: dict[str, Any] | None = None, task_lost: bool = False) -> str:
     """``phase 0, 1``: the phase the wait waited for in rounds 0 and 1 (``0/1`` where slots differ); a wait
-    the simulated run ended in within those rounds says so: ``phase 1, 0 (blocked)``."""
+    the simulated run ended in within those rounds says so: ``phase 1, 0 (blocked)``. A wait never reached says
+    why: its task was not followed that far (``not simulated``), or the run never got there (``never passed``)."""
     shown = ["/".join(str(p) for p in ps) for ps in phases[:2] if ps]
     if blocked is not None and len(shown) < 2 and blocked.get("parity") is not None:
         shown.append(f"{blocked['parity']} (blocked)")
-    return f"phase {', '.join(shown)}" if shown else "never passed"
+    if shown:
+        return f"phase {', '.join(shown)}"
+    return "not simulated" if task_lost else "never passed"
 
 
 class _WaitRounds:
