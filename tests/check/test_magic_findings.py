@@ -8,7 +8,6 @@ import pytest
 
 pytest.importorskip("IPython")
 
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 from workbench.report import MIME_TYPE, validate  # noqa: E402
@@ -45,14 +44,6 @@ out = torch.empty(64, 64, dtype=torch.float16)
 art = workbench.compile(ring, TensorDescriptor(x, [64, 512], [512, 1], [64, 64]), out, 512, BM=64, BK=64, STAGES=3)
 """
 WAIT_LINE = 23  # cell line of the consumer's barrier_wait on full (the %%tlx line is line 1)
-
-
-@pytest.fixture(scope="module")
-def ip():
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "workbench")
-    yield shell
-    shell.run_line_magic("unload_ext", "workbench")
 
 
 def test_a_tlx_cell_reports_the_finding_at_its_cell_line(ip):

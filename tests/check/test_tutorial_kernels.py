@@ -12,7 +12,6 @@ import pytest
 
 pytest.importorskip("IPython")
 
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 from workbench.report import MIME_TYPE  # noqa: E402
@@ -23,14 +22,6 @@ CELLS = {"01-producer-consumer-gemm": 4, "02-flash-attention": 5, "03-broadcast-
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def shell():
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "workbench")
-    yield ip
-    ip.run_line_magic("unload_ext", "workbench")
-
-
 def _cells(name: str) -> tuple[list[str], list[str]]:
     """(the setup cells: imports and tensors, the %%tlx cells) of a tutorial, in order."""
     nb = json.loads((TUTORIALS / f"{name}.ipynb").read_text())
@@ -39,17 +30,17 @@ def _cells(name: str) -> tuple[list[str], list[str]]:
 
 
 @pytest.mark.parametrize("name", list(CELLS))
-def test_the_tutorials_kernels_get_no_error_or_warning(shell, name, monkeypatch):
+def test_the_tutorials_kernels_get_no_error_or_warning(ip, name, monkeypatch):
     monkeypatch.setenv("TLX_WORKBENCH_NO_GPU", "1")
     monkeypatch.chdir(TUTORIALS)
     setup, tlx_cells = _cells(name)
     assert len(tlx_cells) == CELLS[name]
     for cell in setup:
-        assert shell.run_cell(cell).success, cell[:80]
+        assert ip.run_cell(cell).success, cell[:80]
     reports = []
     for cell in tlx_cells:
         with capture_output(display=True) as cap:
-            res = shell.run_cell(cell)
+            res = ip.run_cell(cell)
         assert res.success, (cell.splitlines()[0], res.error_in_exec)
         reports += [o.data[MIME_TYPE] for o in cap.outputs if MIME_TYPE in o.data]
     assert len(reports) == len(tlx_cells)

@@ -5,18 +5,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from cells import ADD, SCALE, TLX
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-
-
-@pytest.fixture(scope="module")
-def ip():
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "workbench")
-    yield shell
-    shell.run_line_magic("unload_ext", "workbench")
 
 
 def run(ip, cell: str):

@@ -16,21 +16,12 @@ from cells import (
     SYNTAX_ERROR_LINE,
     WRONG,
 )
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from workbench.report import MIME_TYPE, Report, validate
 from workbench.report.packing import unpack_stage
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-@pytest.fixture(scope="module")
-def ip():
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "workbench")
-    yield shell
-    shell.run_line_magic("unload_ext", "workbench")
 
 
 def run(ip, cell: str):

@@ -13,7 +13,6 @@ import pytest
 
 pytest.importorskip("IPython")
 
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 from workbench.report import MIME_TYPE, Report, validate  # noqa: E402
@@ -26,14 +25,6 @@ GPU_EXAMPLE = ROOT / "workbench" / "report" / "examples" / "gpu_h200_ws_coop_gem
 FIXTURE = ROOT / "extension" / "test" / "fixtures" / "orchestration_h200_ws_coop_gemm.json"
 
 
-@pytest.fixture(scope="module")
-def shell():
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "workbench")
-    yield ip
-    ip.run_line_magic("unload_ext", "workbench")
-
-
 def _shown(ip, cell: str) -> dict:
     """The Report payload a %%tlx cell displays."""
     with capture_output(display=True) as cap:
@@ -42,11 +33,11 @@ def _shown(ip, cell: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def tutorial04(shell):
+def tutorial04(ip):
     """The Report payload of each %%tlx cell of tutorial 04 (BUG 0..4), as the magic displays it."""
     code = ["".join(c["source"]) for c in json.loads(TUTORIAL.read_text())["cells"] if c["cell_type"] == "code"]
-    assert shell.run_cell(code[0].replace("%load_ext workbench\n", "")).success
-    return [_shown(shell, cell) for cell in code if cell.startswith("%%tlx")], code
+    assert ip.run_cell(code[0].replace("%load_ext workbench\n", "")).success
+    return [_shown(ip, cell) for cell in code if cell.startswith("%%tlx")], code
 
 
 def _line(cell: str, text: str) -> int:
@@ -130,7 +121,7 @@ def test_bug1_the_run_ends_blocked_with_the_ring_full(tutorial04):
     assert next(e for e in p["edges"] if e["op"] == producer_wait["id"])["label"] == "phase 1, 0 (blocked)"
 
 
-def test_a_cell_that_only_compiles_follows_the_loops_with_its_bound_arguments(tutorial04, shell):
+def test_a_cell_that_only_compiles_follows_the_loops_with_its_bound_arguments(tutorial04, ip):
     """A cell calling workbench.compile (no launch, no run recorded): the payload's simulation follows the loops
     bounded by K with the cell's bound arguments, as the checks do, in one run shared with them."""
     import workbench.analyse.orchestration_sim as sim
@@ -143,7 +134,7 @@ def test_a_cell_that_only_compiles_follows_the_loops_with_its_bound_arguments(tu
     real_run = sim.Simulator.run
     sim.Simulator.run = lambda self: (runs.append(1), real_run(self))[1]
     try:
-        r = _shown(shell, cell)
+        r = _shown(ip, cell)
     finally:
         sim.Simulator.run = real_run
     validate(r)
@@ -158,13 +149,13 @@ def test_a_cell_that_only_compiles_follows_the_loops_with_its_bound_arguments(tu
     assert runs == [1]  # the checks and the payload share one simulated run
 
 
-def test_meta_fa_pingpong_named_barriers_hand_the_turn_between_the_replicas(shell):
+def test_meta_fa_pingpong_named_barriers_hand_the_turn_between_the_replicas(ip):
     """Meta's FA forward ping-pong (the installed triton-utlx wheel's tutorial): its two consumer replicas take
     turns on the tensor cores through two named barriers; each is a node, one replica's bar.sync waits where
     the other's bar.arrive arrives."""
-    assert shell.run_cell("from tlx_kernels import meta_tutorials as meta\n"
+    assert ip.run_cell("from tlx_kernels import meta_tutorials as meta\n"
                           "case = meta.case('hopper_fa_ws_pipelined_pingpong')").success
-    r = _shown(shell, "%%tlx\ncase.kernel[(4, 2, 1)](*case.args, **case.kwargs)")
+    r = _shown(ip, "%%tlx\ncase.kernel[(4, 2, 1)](*case.args, **case.kwargs)")
     validate(r)
     p = r["orchestration"]
     assert p["status"] == "ok" and len(p["tasks"]) == 3 and len(p["rounds"]) == 2 and not p["blocked"]
