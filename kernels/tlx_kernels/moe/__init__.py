@@ -8,6 +8,7 @@
 - :mod:`.problem`: the three products (``fwd``, ``dx``, ``dw``) as kernel arguments; :mod:`.reference`: a loop of
   ``torch.matmul`` in fp32; :mod:`.routing`: token counts per expert and the benchmark's shapes;
 - :mod:`.calls`: :func:`grouped_mm`, :func:`grouped_mm_dx`, :func:`grouped_mm_dw` (tuned per problem size);
+- :mod:`.autograd`: :func:`grouped_linear`, the forward with its backward for ``torch.autograd``;
 - :mod:`.dispatch`: the MoE layer around it (routing, weighted combine), on one device or expert-parallel over a
   process group with plain all-to-alls (the baseline of ``bench/notes/moe-communication.md``).
 
@@ -16,7 +17,8 @@ Nothing here imports the workbench.
 
 from __future__ import annotations
 
-from tlx_kernels.moe import dispatch, problem, reference, routing, schedule, triton_grouped, ws_cooperative
+from tlx_kernels.moe import autograd, dispatch, problem, reference, routing, schedule, triton_grouped, ws_cooperative
+from tlx_kernels.moe.autograd import grouped_linear
 from tlx_kernels.moe.calls import (
     CANDIDATES,
     VARIANTS,
@@ -27,5 +29,6 @@ from tlx_kernels.moe.calls import (
     prepare,
 )
 
-__all__ = ["CANDIDATES", "VARIANTS", "dispatch", "grouped_mm", "grouped_mm_dw", "grouped_mm_dx", "launch", "prepare",
+__all__ = ["CANDIDATES", "VARIANTS", "autograd", "dispatch", "grouped_linear", "grouped_mm",
+           "grouped_mm_dw", "grouped_mm_dx", "launch", "prepare",
            "problem", "reference", "routing", "schedule", "triton_grouped", "ws_cooperative"]
