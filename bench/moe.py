@@ -21,7 +21,8 @@ GPU clock, which drops as it heats, moves both sides alike) of:
 
 Targets (issue 27): the best of ours >= 1.10x torch._grouped_mm on skewed routing, >= 1.00x on uniform (fwd).
 How one call is timed: ``--timing`` (``workbench.measure.timing.time_call``; default: back-to-back calls).
-Everything runs in this process: a kernel that hangs hangs the run (run tests/kernels/test_moe_gpu.py first).
+Each shape and product runs in ``workbench.run.jobs``' isolated worker: a kernel that hangs (``--job-timeout``)
+or faults is a failed row and the run goes on in a fresh worker.
 
 ``--compile-only`` compiles every variant x product x config for sm_90 on this machine (CPU tensors, at the first
 shape) and reports per config the registers (per async task for TLX), spills, local memory, shared memory, the
@@ -35,6 +36,7 @@ method}, the checks, every round's times and the summary against the targets.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import statistics
 import sys
@@ -48,6 +50,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from recordings import versions, write_result  # noqa: E402
 from tlx_kernels.moe import routing  # noqa: E402
+
+from workbench.run.jobs import Jobs  # noqa: E402
 
 KINDS = ("fwd", "dx", "dw")
 OURS = ("grouped_mm", "ws_cooperative", "triton")
@@ -176,6 +180,23 @@ def measure_shape(s: routing.Shape, kind: str, args) -> tuple[list[dict], dict[s
     return rows, dict(shape=s.label, kind=kind, checks=checks, times=times, failed=failed)
 
 
+def shape_job(shape: dict[str, Any], kind: str, options: dict[str, Any]) -> dict[str, Any]:
+    """In the isolated worker: :func:`measure_shape` of one shape and product (JSON in, JSON out)."""
+    rows, rec = measure_shape(routing.Shape(**shape), kind, argparse.Namespace(**options))
+    return dict(rows=rows, record=rec)
+
+
+def measure_in_worker(jobs: Jobs, s: routing.Shape, kind: str, args) -> tuple[list[dict], dict[str, Any]]:
+    """:func:`measure_shape` in ``workbench.run.jobs``' worker: a kernel that hangs or faults costs this shape and
+    product alone (its row says why) and the next one starts in a fresh worker."""
+    options = dict(rounds=args.rounds, round_rep=args.round_rep, timing=args.timing)
+    answer = jobs.call("moe:shape_job", dataclasses.asdict(s), kind, options, timeout_s=args.job_timeout)
+    if answer.failure is None:
+        return answer.value["rows"], answer.value["record"]
+    failed = [dict(kernel="*", kind=kind, shape=[s.E, s.K, s.N, s.T], routing=s.routing, error=answer.failure)]
+    return [], dict(shape=s.label, kind=kind, checks={}, times={}, failed=failed)
+
+
 def summary(rows: list[dict]) -> list[dict]:
     """Per shape and product: the best of ours against torch._grouped_mm, and the target (fwd only)."""
     out = []
@@ -275,6 +296,8 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--timing", default="calls", choices=["calls", "flush"], help="how one call is timed")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per shape (at least 1)")
     p.add_argument("--round-rep", type=float, default=40.0, help="ms of timed calls per item and round")
+    p.add_argument("--job-timeout", type=float, default=300.0, help="s one shape and product may take in the "
+                   "worker (tuning and compiling included) before it counts as hung")
     p.add_argument("--out", default=None, help="output JSON path")
     args = p.parse_args(argv)
     args.rounds = max(1, args.rounds)
@@ -319,14 +342,15 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; {len(shapes)} shapes x {args.kinds}, "
         f"{args.rounds} interleaved rounds, timing {args.timing}")
     rows, per_shape = [], []
-    for s in shapes:
-        for kind in args.kinds:
-            log(f"== {s.label} {kind}")
-            r, rec = measure_shape(s, kind, args)
-            rows += r
-            per_shape.append(rec)
-            for f in rec["failed"]:
-                log(f"  {f['kernel']}: FAILED {f['error']}")
+    with Jobs(paths=[str(ROOT / "bench"), str(ROOT / "kernels")], name="moe") as jobs:
+        for s in shapes:
+            for kind in args.kinds:
+                log(f"== {s.label} {kind}")
+                r, rec = measure_in_worker(jobs, s, kind, args)
+                rows += r
+                per_shape.append(rec)
+                for f in rec["failed"]:
+                    log(f"  {f['kernel']}: FAILED {f['error']}")
     summ = summary(rows)
     print_table(rows, summ)
     doc.update(device=torch.cuda.get_device_name(), mode="bench", timing=args.timing, rows=rows, summary=summ,

@@ -59,3 +59,18 @@ def test_summary_against_the_targets(bench_module):
     summ = {s["routing"]: s for s in moe.summary(rows)}
     assert summ["skewed"]["best"] == "ws_cooperative" and summ["skewed"]["met"] is True
     assert summ["uniform"]["vs_torch_grouped_mm"] == 0.98 and summ["uniform"]["met"] is False
+
+
+def test_a_shape_that_fails_in_the_worker_is_a_failed_record_and_the_run_goes_on(bench_module):
+    """Each shape and product runs in workbench.run.jobs' worker; here (no GPU in the worker) the job raises, and
+    the answer is a record that says why, not an exception in the bench."""
+    moe = bench_module("moe")
+    from workbench.run.jobs import Jobs
+
+    args, shapes = moe.parse_args(["--shapes", "4x64x64x256:skewed", "--job-timeout", "60"])
+    with Jobs(paths=[str(moe.ROOT / "bench"), str(moe.ROOT / "kernels")], gpu=False, name="moe-test") as jobs:
+        rows, rec = moe.measure_in_worker(jobs, shapes[0], "fwd", args)
+    assert rows == [] and rec["shape"] == shapes[0].label and rec["kind"] == "fwd"
+    (failed,) = rec["failed"]
+    assert failed["shape"] == [4, 64, 64, 256] and failed["routing"] == "skewed"
+    assert "CUDA" in failed["error"] or "cuda" in failed["error"], failed
