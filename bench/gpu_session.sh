@@ -27,8 +27,11 @@ if ls .ray/ray-*-slim.tar.xz >/dev/null 2>&1 && [ ! -f /tmp/ray-site/.ready ]; t
   rm -rf /tmp/ray-site && mkdir -p /tmp/ray-site && xz -dc -T0 .ray/ray-*-slim.tar.xz | tar x -C /tmp/ray-site \
     && touch /tmp/ray-site/.ready && echo "ray unpacked into /tmp/ray-site"
 fi
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+# .whl: what every part needs (jsonschema ...); .whl-nb: the notebook stack (nbclient, ipykernel, IPython, plotly ...)
+# that the tutorials, isolation and export parts need; apart, so that a first call can carry .t38 with .whl alone
+wheels=$(ls .whl/*.whl .whl-nb/*.whl 2>/dev/null)
+if [ -n "$wheels" ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $wheels \
     >"$OUTDIR/logs/pip.log" 2>&1 || echo "wheel install failed (see logs/pip.log)"
 fi
 export PYTHONPATH=/tmp/t38:/tmp/site:/tmp/ray-site:$ROOT:$ROOT/kernels
@@ -59,7 +62,7 @@ for p in "${parts[@]}"; do
     launch) run_part launch 240 python3 bench/launch_overhead.py ;;
     search) run_part search ${SEARCH_S:-600} python3 bench/search.py ${SEARCH_ARGS:---gpu} ;;
     moe-tests) run_part moe-tests ${MOE_TESTS_S:-180} python3 bench/gpu_tests.py \
-      --json "bench/results/gpu-tests-moe-$(date -u +%Y-%m-%d).json" -q tests/kernels/test_moe_gpu.py ;;
+      --json "bench/results/gpu-tests-moe-$(date -u +%Y-%m-%d).json" -v tests/kernels/test_moe_gpu.py ;;
     moe) run_part moe ${MOE_S:-420} python3 bench/moe.py ${MOE_ARGS:---quick --kinds fwd,dx,dw} ;;
     timeline) run_part timeline 240 python3 bench/timeline_kernels.py ${TIMELINE_KERNELS:+--kernels $TIMELINE_KERNELS} ;;
     isolation) run_part isolation 300 python3 bench/isolation.py ;;
