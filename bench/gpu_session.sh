@@ -62,7 +62,7 @@ for p in "${parts[@]}"; do
     launch) run_part launch 240 python3 bench/launch_overhead.py ;;
     search) run_part search ${SEARCH_S:-600} python3 bench/search.py ${SEARCH_ARGS:---gpu} ;;
     moe-tests) run_part moe-tests ${MOE_TESTS_S:-180} python3 bench/gpu_tests.py \
-      --json "bench/results/gpu-tests-moe-$(date -u +%Y-%m-%d).json" -v tests/kernels/test_moe_gpu.py ;;
+      --json "bench/results/gpu-tests-moe-$(date -u +%Y-%m-%d).json" -vv tests/kernels/test_moe_gpu.py ;;  # -vv: gpu_tests passes -q first
     moe) run_part moe ${MOE_S:-420} python3 bench/moe.py ${MOE_ARGS:---quick --kinds fwd,dx,dw} ;;
     timeline) run_part timeline 240 python3 bench/timeline_kernels.py ${TIMELINE_KERNELS:+--kernels $TIMELINE_KERNELS} ;;
     isolation) run_part isolation 300 python3 bench/isolation.py ;;
