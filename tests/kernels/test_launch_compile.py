@@ -213,3 +213,12 @@ def test_the_compiled_kernel_takes_what_the_plan_passes(case):
                  for i in range(len(template.values))]
     assert len(expanded) == sum(per_value)
     assert [expanded[sum(per_value[:i])] for i in template.descs] == ["nvTmaDesc"] * len(template.descs)
+
+
+def test_every_public_call_shows_its_plans():
+    """What test_launch_gpu.py and bench/launch_overhead.py read: each public call's cached launches."""
+    for mod in (*G.MODULES.values(),):
+        assert isinstance(mod._matmul.plans, L.Plans), mod.__name__
+    for name in ("ws_pipelined", "ws_pingpong", "ws_persistent"):
+        assert isinstance(getattr(A, name).attention.plans, L.Plans), name
+    assert isinstance(A._attention.plans, L.Plans)

@@ -177,7 +177,7 @@ def test_repeat_attention_calls_launch_from_the_plan(causal):
     from tlx_kernels import attention as A
 
     mod = A.ws_pipelined
-    plans = mod._attention.plans
+    plans = mod.attention.plans
     for i in range(4):  # calls 0 and 2 are the first of their keys (no out, out): 1 and 3 replay their plans
         q, k, v = attention_inputs(2, 4, 1024, 1024, 128)
         before = plans.counts["cached"]
@@ -212,7 +212,7 @@ def test_a_padded_attention_output_is_never_planned():
         q, k, v = attention_inputs(1, 2, 1000, 1000, 128)
         out = A.ws_pipelined.attention(q, k, v, False)
         assert A.rel_err(out, A.reference(q, k, v, False)) < A.tolerance(BF16)
-    assert "copy" in A.ws_pipelined._attention.plans.reason(call_key(q, k, v, False, None, None, None, False))
+    assert "copy" in A.ws_pipelined.attention.plans.reason(call_key(q, k, v, False, None, None, None, False))
 
 
 def test_attention_graph_replays():

@@ -171,3 +171,27 @@ def test_a_report_loaded_from_json_has_no_launch_to_reproduce(ip, tmp_path):
     assert workbench.export(again, tmp_path / "again.ndjson").stat().st_size > 1000  # its trace: from the JSON
     with pytest.raises(WorkbenchError, match="cannot tell what to export"):
         workbench.export(again, tmp_path / "again.txt")
+
+
+def test_an_installed_library_outside_site_packages_is_imported_not_copied(monkeypatch):
+    """On the H200, Triton and uTLX sit in a site dir of their own (/tmp/t38, not sysconfig's site-packages): they
+    are still installed distributions, so the script imports them; the workbench and tlx_kernels never travel as
+    imports, and a notebook's own module (no distribution) is copied."""
+    import types
+
+    import tlx_kernels.gemm.device as device
+    import triton
+    import triton.language as tl
+
+    from workbench.report import export_sources as S
+
+    stdlib_only = (S.os.path.realpath(S.sysconfig.get_paths()["stdlib"]) + S.os.sep,)
+    monkeypatch.setattr(S, "_LIBRARY_DIRS", stdlib_only)
+    assert S.portable(triton) and S.portable(tl) and S.portable(textwrap)
+    assert not S.portable(workbench) and not S.portable(device)
+    own = types.ModuleType("my_kernels")
+    own.__file__ = "/tmp/my_kernels.py"
+    assert not S.portable(own)
+    sources = S.Sources()
+    assert sources.need("triton", triton) == "triton" and sources.imports["triton"] == "import triton"
+    assert sources.blocks == []

@@ -5,8 +5,9 @@ A name a piece of code uses is found from its compiled code (the ``LOAD_GLOBAL``
 included: exact, where a source scan would mistake a local ``a`` for the notebook's tensor ``a``), plus its
 decorators and defaults. Its value decides how the script gets it:
 
-- a module, function or class of an installed library (the standard library, site-packages; never
-  ``workbench``): an ``import`` line;
+- a module, function or class of an installed library (the standard library, site-packages, or a distribution
+  installed elsewhere, as on a machine whose Triton sits in a site dir of its own; never ``workbench`` or
+  ``tlx_kernels``, which the script must not need): an ``import`` line;
 - anything else defined in Python (the notebook's cells, ``tlx_kernels``, workbench's own helpers): its
   source, copied in, then what that source uses, recursively;
 - a value: a literal (numbers, strings, tuples, ``tl.constexpr``, Triton and torch dtypes).
@@ -20,6 +21,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dis
+import functools
 import inspect
 import math
 import os
@@ -33,18 +35,29 @@ __all__ = ["Sources", "literal", "portable"]
 
 _LIBRARY_DIRS = tuple(sorted({os.path.realpath(sysconfig.get_paths()[k]) + os.sep
                               for k in ("stdlib", "platstdlib", "purelib", "platlib")}))
-_NEVER = ("workbench", "__main__")  # never importable where a reproducer runs
+_NEVER = ("workbench", "tlx_kernels", "__main__")  # never needed where a reproducer runs
+
+
+@functools.cache
+def _distributed() -> frozenset[str]:
+    """Top-level names that installed distributions provide (``importlib.metadata``), wherever they sit."""
+    from importlib.metadata import packages_distributions
+
+    return frozenset(packages_distributions())
 
 
 def portable(module: Any) -> bool:
-    """Whether a module is installed library code that a plain ``python`` elsewhere can import by name."""
+    """Whether a module is installed library code that a plain ``python`` elsewhere can import by name: the
+    standard library, site-packages, or any installed distribution (Triton unpacked into a site dir of its own
+    is one: its path says nothing, its metadata does)."""
     name = getattr(module, "__name__", "") or ""
-    if name.split(".")[0] in _NEVER:
+    top = name.split(".")[0]
+    if top in _NEVER:
         return False
     path = getattr(module, "__file__", None)
     if path is None:
-        return name in sys.builtin_module_names or name.split(".")[0] in sys.builtin_module_names
-    return os.path.realpath(path).startswith(_LIBRARY_DIRS)
+        return name in sys.builtin_module_names or top in sys.builtin_module_names
+    return os.path.realpath(path).startswith(_LIBRARY_DIRS) or top in _distributed()
 
 
 def _import_name(module: Any) -> str:

@@ -74,6 +74,7 @@ def module_calls(prepare: Callable[..., C.Launch], configs: list[dict[str, Any]]
         launch from a cache (:mod:`tlx_kernels.attention.calls`; ``graph=True`` with ``out``: a CUDA graph)."""
         return tuned(q, k, v, causal, sm_scale, out=out, graph=graph)
 
+    attention.plans = tuned.plans  # type: ignore[attr-defined]  # the cached launches, for benches and tests
     return launch, attention
 
 
