@@ -5,7 +5,8 @@ Each tutorial runs on the GPU in a fresh Jupyter kernel with ``--export`` added 
 Report's ``--check`` and ``--bench`` numbers are what the scripts compare with); then each script runs in a
 subprocess right after, on the same GPU: every check the cell had must pass there as it passed in the notebook,
 and where the cell timed the kernel the script's ``triton.testing.do_bench`` median must be within 5% of the
-workbench's.
+workbench's. A ``--compile-only`` cell's script compiles to the workbench's warps and shared memory and launches
+nothing (tutorial 04's buggy kernels hang when launched).
 """
 
 from __future__ import annotations
@@ -35,8 +36,11 @@ def test_tutorial_reproducers_match_the_checks_and_times_on_the_gpu(path, tmp_pa
     execute(nb, path, {"TLX_WORKBENCH_CACHE_DIR": str(tmp_path / "wb-cache")}, timeout=1800)
     timed = 0
     for cell, script, magic in cells:
-        rc, out, res = run_script(script, timeout=1800)
+        rc, out, res = run_script(script, timeout=600)
         where = f"{path.name} cell {cell}: {script.name}\n{out[-3000:]}"
+        if "--compile-only" in magic:  # tutorial 04's hanging kernels: compiled as the cell was, never launched
+            assert rc == 0 and res["mode"] == "compile-only" and res["same_as_workbench"], where
+            continue
         assert rc == 0 and res["mode"] == "gpu", where
         assert res["not_reproduced"] == [], where
         seen = {c["expr"]: c["status"] for c in res["workbench"]["checks"]}

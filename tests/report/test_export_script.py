@@ -87,6 +87,23 @@ def test_plain_triton_kernel_reproduces_its_check_in_the_interpreter(ip, tmp_pat
     assert "check out: x + y: not run (nothing runs without a GPU)" in out
 
 
+def test_a_compile_only_cell_exports_a_script_that_launches_nothing_unless_asked(ip, tmp_path):
+    """Tutorial 04's buggy kernels are --compile-only cells because they hang: their scripts must not launch them
+    on a GPU (the first H200 run of the export test hung on one); ``--run`` asks for the launch."""
+    res = cell(ip, '%%tlx -o r --compile-only --check "out: x + y"' + ADD)
+    assert res.success, res.error_in_exec
+    script = workbench.export(ip.user_ns["r"], tmp_path / "add.py")
+    text = script.read_text()
+    assert "The cell was --compile-only: so is this script, on a GPU too" in text and "[--run]" in text
+    rc, out, res = run_script(script)
+    assert rc == 0, out
+    assert res["mode"] == "compile-only" and res["same_as_workbench"] is True
+    assert res["why"] == "the cell was --compile-only (pass --run to launch it here)"
+    assert "check out: x + y: not run (the cell was compile-only)" in out
+    rc, out, res = run_script(script, "--run", "--interpret")  # asked for: it runs (here in the interpreter)
+    assert rc == 0 and res["mode"] == "interpreter", out
+
+
 def test_a_wrong_kernel_fails_its_check_in_the_script_too(ip, tmp_path):
     wrong = ADD.replace("mask = offs < n", "mask = offs < n - 1  # the last element is never written")
     res = cell(ip, f'%%tlx -o r --check "out: x + y" --export {tmp_path / "wrong.py"}' + wrong)

@@ -80,6 +80,7 @@ class Launch:
     bytes: float | None = None
     names: dict[str, Any] = field(default_factory=dict)  # expression text -> value (tensors as TensorRecord)
     outputs: set = field(default_factory=set)  # storage keys of what the checks' ACTUAL sides evaluate to
+    compile_only: bool = False  # the cell said --compile-only: its reproducer compiles and launches nothing
 
 
 def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -200,4 +201,5 @@ def _record(entry: Any, args: Any, ns: dict[str, Any]) -> Launch:
                   signature=signature, constexprs=constexprs, attrs=attrs, target=target, checks=checks,
                   atol=getattr(args, "atol", None), rtol=getattr(args, "rtol", None), bench_ref=bench_ref,
                   flops=_number(getattr(args, "flops", None), ns), bytes=_number(getattr(args, "bytes", None), ns),
-                  names=_expression_names(exprs, ns), outputs=outputs)
+                  names=_expression_names(exprs, ns), outputs=outputs,
+                  compile_only=bool(getattr(args, "compile_only", False)))

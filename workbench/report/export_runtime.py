@@ -24,10 +24,12 @@ from workbench.run.verify import CheckSpec, evaluate
 __all__ = ["repro_compile", "repro_device", "repro_run", "repro_tensor"]
 
 
-def repro_device(arch: int, kind: str) -> tuple[str, str | None]:
+def repro_device(arch: int, kind: str, compile_only: bool = False) -> tuple[str, str | None]:
     """('cuda', None) on a CUDA GPU that can run a kernel compiled for sm_<arch>; ('cpu', None) with
     ``--interpret`` for a plain Triton kernel (``kind``: 'triton'; Triton's CPU interpreter runs no other);
-    else ('cpu', why nothing runs)."""
+    else ('cpu', why nothing runs). A ``compile_only`` cell's script runs nothing without ``--run``."""
+    if compile_only and "--run" not in sys.argv[1:]:
+        return "cpu", "the cell was --compile-only (pass --run to launch it here)"
     if "--interpret" in sys.argv[1:]:
         if kind == "triton":
             return "cpu", None
@@ -94,6 +96,7 @@ def _check_line(c: dict[str, Any], was: dict[str, Any] | None) -> str:
 
 def _compiled_only(name: str, why: str, compile_only: Any, checks: list, workbench: dict) -> dict[str, Any]:
     print(f"{why}: compile-only for sm_{workbench['arch']}, nothing runs")
+    nothing = "the cell was compile-only" if workbench.get("compile_only") else "nothing runs without a GPU"
     out: dict[str, Any] = {"kernel": name, "mode": "compile-only", "why": why, "checks": [], "time_ms": None}
     try:
         info = compile_only()
@@ -109,9 +112,9 @@ def _compiled_only(name: str, why: str, compile_only: Any, checks: list, workben
           f"{seen.get('num_warps')} warps, {seen.get('shared_bytes')} bytes)")
     out["same_as_workbench"] = same
     for spec in checks:
-        print(f"check {spec.expr}: not run (nothing runs without a GPU)")
-        out["checks"].append({"expr": spec.expr, "status": "skipped", "message": "no GPU"})
-    print("time: not measured (nothing runs without a GPU)" + _workbench_time(workbench))
+        print(f"check {spec.expr}: not run ({nothing})")
+        out["checks"].append({"expr": spec.expr, "status": "skipped", "message": nothing})
+    print(f"time: not measured ({nothing})" + _workbench_time(workbench))
     return out
 
 

@@ -38,6 +38,9 @@ def _workbench_saw(report: Any, launch: Any) -> dict[str, Any]:
     md = report.metadata or {}
     return {
         "arch": parse_target(launch.target).arch,
+        "compile_only": launch.compile_only,
+        "findings": [f"{f.get('severity')} [{f.get('rule')}] line {f.get('line')}" for f in report.findings
+                     if f.get("severity") == "error"],
         "kind": report.kernel.get("kind"),
         "device": (report.device or {}).get("name"),
         "median_ms": (bench or {}).get("timing", {}).get("median_ms") if bench else None,
@@ -93,12 +96,21 @@ def _header(report: Any, saw: dict[str, Any], inputs: Inputs, missing: list[str]
         f"The cell's magic line: {cell.get('magic_line') or '%%tlx'}",
         "",
         "Run it with plain python where torch and triton with triton-utlx are installed (no workbench needed):",
-        f"    python {script} [--json] [--interpret]",
+        f"    python {script} [--json] [--interpret]" + (" [--run]" if saw["compile_only"] else ""),
         "With a CUDA GPU it launches the kernel once on the inputs below, evaluates the cell's checks, times the",
         "kernel (and the --bench-ref reference) with triton.testing.do_bench and compares with the workbench;",
         f"without one it compiles the kernel for sm_{saw['arch']} only (ptxas ships with Triton) and says so;",
         "--interpret runs a plain Triton kernel in Triton's CPU interpreter instead (checks, no timing).",
         "It exits with status 1 when a check fails or the launch or compile does.",
+    ]
+    if saw["compile_only"]:
+        lines += [
+            f"The cell was --compile-only: so is this script, on a GPU too (it compiles for sm_{saw['arch']}, "
+            "launches nothing);",
+            "--run launches it anyway" + (f" (the workbench found: {'; '.join(saw['findings'])}: it may hang)"
+                                          if saw["findings"] else "") + ".",
+        ]
+    lines += [
         "",
         f"What the workbench saw (triton {saw['versions'].get('triton')}, torch {saw['versions'].get('torch')}): "
         f"device {saw['device'] or 'none'}; compiled: {saw['compiled']['num_warps']} warps, "
@@ -157,7 +169,7 @@ def script_text(report: Any, script_name: str = "repro.py", pt_name: str = "repr
     pt = pt_name if inputs.saved else None
     main = "\n".join([
         "def main() -> None:",
-        "    device, why = repro_device(ARCH, WORKBENCH['kind'])",
+        "    device, why = repro_device(ARCH, WORKBENCH['kind'], WORKBENCH['compile_only'])",
         "    run = why is None",
         "    generator = torch.Generator(device=device).manual_seed(SEED)",
         *(["    saved = torch.load(Path(__file__).with_name(PT), map_location='cpu')"] if pt else []),
