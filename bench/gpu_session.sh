@@ -6,7 +6,7 @@
 #        search timeline isolation isolation-cost moe
 #        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
 # Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
-# the machine lacks as wheels from .whl/ (installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
+# the machine lacks as wheels from .whl/ and .whl-nb/ (made by bench/pack-wheels; installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
 # give it as a literal from the machine that sends the tree (the device copy's .git can be stale: git rev-parse
 # there named an older commit).
 # Narrower parts: GPU_TESTS (test paths), SEARCH_ARGS / SEARCH_S, MOE_ARGS / MOE_S / MOE_TESTS_S, GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
