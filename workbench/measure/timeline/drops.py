@@ -21,6 +21,29 @@ _DROP = re.compile(
 )
 
 
+#: the most a re-record asks for per recorded warp (scope instances; 16 bytes each: 1 MiB a warp, a few hundred MB
+#: of global memory over every CTA of a persistent grid)
+MAX_EVENTS_PER_WARP = 65536
+
+
+def events_needed(stderr_lines: list[str]) -> int | None:
+    """Scope instances the fullest recorded warp needed, from libproton's overflow warnings (which count start and
+    end records apart: two per instance); None when nothing overflowed."""
+    counts = [int(m["count"]) for m in (_DROP.search(ln) for ln in stderr_lines) if m]
+    return (max(counts) + 1) // 2 if counts else None
+
+
+def events_per_warp_for_rerecord(stderr_lines: list[str], had: int) -> int | None:
+    """How many scope instances per warp a second recording should hold after the first overflowed: what the
+    fullest warp needed plus a quarter (other CTAs may run longer), as a power of two (Proton's segments are);
+    None when the first did not overflow or when even :data:`MAX_EVENTS_PER_WARP` would not be more than ``had``."""
+    need = events_needed(stderr_lines)
+    if need is None:
+        return None
+    want = min(1 << (need + need // 4 - 1).bit_length(), MAX_EVENTS_PER_WARP)
+    return want if want > had else None
+
+
 def dropped_events(
     trace: Trace | None,
     stderr_lines: list[str] | None = None,

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import statistics
 import tempfile
 import time
@@ -21,6 +22,7 @@ from workbench.compile.triton_reach import profile_allocator
 from workbench.ir import schema_types as st
 from workbench.measure.timeline.clock import ClockSampler
 from workbench.measure.timeline.clock import measure as measure_clock
+from workbench.measure.timeline.drops import events_per_warp_for_rerecord
 from workbench.measure.timeline.hook import ScopeRecorder, scoped
 from workbench.measure.timeline.instrument import ModeSpec, instrumentation, session
 from workbench.measure.timeline.result import Timeline, analyze
@@ -133,6 +135,16 @@ def timeline_of(fn: Callable[[], Any], *, spec: ModeSpec | None = None, level: s
     wd = Path(workdir or tempfile.mkdtemp(prefix="tlx-timeline-"))
     with scoped(level) as rec:
         res = session(fn, spec, wd)
+    bigger, rerecorded = _after_overflow(spec, res.stderr), None
+    if bigger is not None:  # the buffer overflowed: record once more, large enough (a new instrumented compile)
+        say(f"the profile buffer overflowed ({spec.capacity_events_per_warp()} scope instances per warp): "
+            f"recording again with {bigger.capacity_events_per_warp()}")
+        first_stderr, spec = res.stderr, bigger
+        with scoped(level) as rec:
+            res = session(fn, spec, wd)
+        overflowed = sum("events are dropped" in ln for ln in first_stderr)
+        rerecorded = (f"the first recording overflowed its profile buffer in {overflowed} warps: this one was "
+                      f"recorded again with {spec.capacity_events_per_warp()} scope instances per warp")
     if res.trace_path is None:
         raise RuntimeError(res.error or "Proton wrote no trace")
     say(f"trace: {res.trace_path} ({res.trace_path.stat().st_size / 1e6:.1f} MB)")
@@ -147,6 +159,8 @@ def timeline_of(fn: Callable[[], Any], *, spec: ModeSpec | None = None, level: s
     clock = measure_clock(samples_instr or samples, "nvml")
     t0 = time.perf_counter()
     trace = read_trace(res.trace_path)
+    if rerecorded:
+        trace.warnings.append(rerecorded)
     say(f"parsed {len(trace.events)} events in {time.perf_counter() - t0:.1f} s")
     cap = spec.capacity_events_per_warp() if spec.buffer_type == "global" else None
     tl = analyze(trace, res.stderr, cap, clock)
@@ -159,6 +173,17 @@ def timeline_of(fn: Callable[[], Any], *, spec: ModeSpec | None = None, level: s
     tl.env = environment()
     trace.meta.update({"device": tl.env.get("device"), "when": tl.env.get("measured_at")})
     return tl
+
+
+def _after_overflow(spec: ModeSpec, stderr: list[str]) -> ModeSpec | None:
+    """The spec of a second recording when the first overflowed a global buffer of known warps, else None."""
+    if spec.buffer_type != "global" or not spec.sampled_warps:
+        return None
+    had = spec.capacity_events_per_warp()
+    more = events_per_warp_for_rerecord(stderr, had)
+    if more is None:
+        return None
+    return dataclasses.replace(spec, buffer_size=16 * more * len(spec.sampled_warps))
 
 
 def _keep_busy(fn: Callable[[], Any], torch: Any, seconds: float) -> None:
