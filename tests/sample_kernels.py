@@ -1,6 +1,8 @@
 """The tests' sample kernels, one copy of each: real kernels the compile tests build for sm_90 (tests find lines by
 searching this file's text), and ``kernel_text`` for the tests that put one into a ``%%tlx`` cell."""
 
+from pathlib import Path
+
 import torch
 import triton
 import triton.language as tl
@@ -96,12 +98,16 @@ def gluon_descriptors(M=256, N=256, K=256, BM=128, BN=128, BK=64):
     return desc(a, [BM, BK]), desc(b, [BK, BN]), desc(c, [BM, BN])
 
 
-def kernel_text(name: str) -> str:
-    """The text of kernel ``name`` in this file, from its decorator to its last line, as a cell holds it."""
-    lines = open(__file__).read().splitlines()
+def kernel_text(name: str, path: str | Path | None = None) -> str:
+    """The text of kernel ``name`` in this file (or in the file ``path``, e.g. :data:`RING_KERNELS`), from its
+    decorator to its last line, as a cell holds it."""
+    lines = Path(path or __file__).read_text().splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith(f"def {name}(")) - 1
     end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
     return "\n".join(lines[start:end]) + "\n"
+
+
+RING_KERNELS = Path(__file__).parent / "check" / "ring_kernels.py"  #: the orchestration checks' ring kernels
 
 
 def line_of(fragment: str, after: str | None = None) -> int:

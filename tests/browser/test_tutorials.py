@@ -178,7 +178,8 @@ def test_tutorial_as_run_on_the_h200_reopens(page, lab, artifacts, path):
         for k, report in enumerate(reports):
             viewer = viewers.nth(k)
             check_viewer(page, viewer, report, artifacts / "recorded" / path.stem / f"cell{i:02d}")
-            shows_text(viewer.locator(".tlx-run-status"), "ran on")
+            compile_only = "--compile-only" in (report.cell.get("magic_line") or "")  # tutorial 04's hanging bugs
+            shows_text(viewer.locator(".tlx-run-status"), "--compile-only" if compile_only else "ran on")
             shown += 1
     assert shown, f"{rec.name} shows no Report"
     assert not page.console_errors, page.console_errors

@@ -17,6 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from compile_facts import facts  # noqa: E402
 from tlx_kernels import gemm as G  # noqa: E402
 from tlx_kernels.gemm import common as C  # noqa: E402
 
@@ -44,18 +45,6 @@ def build(name: str, cfg_index: int = 0, dtype: str = "bf16", a_t: bool = False,
     else:
         kernel, (args, kw, _grid, _c) = mod.kernel, mod.prepare(a, b, cfg)
     return wb_compile(kernel, *args, target="sm_90", **kw)
-
-
-def facts(art) -> dict:
-    ptx, sass = art.stages["ptx"], art.stages.get("sass", "")
-    return dict(
-        spills=(art.metadata.spill_stores or 0) + (art.metadata.spill_loads or 0),
-        local=len(re.findall(r"\b(?:LDL|STL)\b", sass)),
-        smem=art.metadata.shared_bytes,
-        hgmma=sass.count("HGMMA"),
-        waits=re.findall(r"wgmma\.wait_group\.sync\.aligned\s+(\d+)", ptx),
-        maxnreg=[int(x) for x in re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)", ptx)],
-    )
 
 
 CASES = [(n, i) for n in G.MODULES for i in range(len(G.MODULES[n].CONFIGS))]

@@ -16,6 +16,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from compile_facts import facts  # noqa: E402
 from tlx_kernels.gemm import common as GC  # noqa: E402
 from tlx_kernels.moe import calls, routing  # noqa: E402
 from tlx_kernels.moe import problem as P  # noqa: E402
@@ -49,18 +50,6 @@ def launch_of(variant: str, kind: str, index: int = 0, dtype: str = "bf16"):
 def build(variant: str, kind: str, index: int = 0, dtype: str = "bf16"):
     kernel, args, kwargs, _grid = launch_of(variant, kind, index, dtype)
     return wb_compile(kernel, *args, target="sm_90", **kwargs)
-
-
-def facts(art) -> dict:
-    ptx, sass = art.stages["ptx"], art.stages.get("sass", "")
-    return dict(
-        spills=(art.metadata.spill_stores or 0) + (art.metadata.spill_loads or 0),
-        local=len(re.findall(r"\b(?:LDL|STL)\b", sass)),
-        smem=art.metadata.shared_bytes,
-        hgmma=sass.count("HGMMA"),
-        waits=re.findall(r"wgmma\.wait_group\.sync\.aligned\s+(\d+)", ptx),
-        scratch=art.stages["ttgir"].count("ttg.global_scratch_alloc"),
-    )
 
 
 def _line_of(text: str) -> int:

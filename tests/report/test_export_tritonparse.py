@@ -16,36 +16,16 @@ from workbench.report import Report
 
 pytest.importorskip("tritonparse")
 
+from sample_kernels import RING_KERNELS, kernel_text  # noqa: E402
 from tritonparse.parse.utils import unified_parse  # noqa: E402
 from tritonparse.validation.json_validator import validate_trace_file  # noqa: E402
 
-RING = """
-@triton.jit
-def ring(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
-    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
-    full = tlx.alloc_barriers(STAGES, arrive_count=1)
-    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
-    with tlx.async_tasks():
-        with tlx.async_task("default"):
-            for k in range(0, K // BK):
-                s = k % STAGES
-                tlx.barrier_wait(empty[s], ((k // STAGES) & 1) ^ 1)
-                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
-                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
-        with tlx.async_task(num_warps=4):
-            acc = tl.zeros([BM, BK], tl.float32)
-            for k in range(0, K // BK):
-                s = k % STAGES
-                tlx.barrier_wait(full[s], (k // STAGES) & 1)  # THE WAIT
-                acc += tlx.local_load(bufs[s]).to(tl.float32)
-                tlx.barrier_arrive(empty[s])
-            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
-            tl.store(out_ptr + offs, acc.to(tl.float16))
-
+WAIT = "tlx.barrier_wait(full[s], p)"  # the consumer's wait on a full slot in ring_ok
+RING = "\n" + kernel_text("ring_ok", RING_KERNELS) + """
 from triton.tools.tensor_descriptor import TensorDescriptor
 x = torch.randn(64, 512, dtype=torch.float16)
 out = torch.empty(64, 64, dtype=torch.float16)
-ring[(1,)](TensorDescriptor(x, [64, 512], [512, 1], [64, 64]), out, 512, BM=64, BK=64, STAGES=3)
+ring_ok[(1,)](TensorDescriptor(x, [64, 512], [512, 1], [64, 64]), out, 512, BM=64, BK=64, STAGES=3)
 """
 
 
@@ -61,7 +41,7 @@ def traced(tmp_path_factory):
     report = shell.user_ns["r"]
     shell.run_line_magic("unload_ext", "workbench")
     [written] = list(folder.iterdir())
-    assert written.name == f"dedicated_log_triton_trace_ring_{report.id[:8]}.ndjson"
+    assert written.name == f"dedicated_log_triton_trace_ring_ok_{report.id[:8]}.ndjson"
     check = validate_trace_file(str(written))
     assert check["valid"], check["errors"]
     assert check["event_type_counts"] == {"compilation": 1, "launch": 1}
@@ -79,26 +59,26 @@ def test_tritonparse_maps_every_stage_to_the_cells_lines(traced):
     report, events = traced
     [comp] = events["compilation"]
     p = comp["payload"]
-    assert p["metadata"]["name"] == "ring" and p["metadata"]["backend_name"] == "cuda"
+    assert p["metadata"]["name"] == "ring_ok" and p["metadata"]["backend_name"] == "cuda"
     assert p["metadata"]["num_warps"] == report.metadata["num_warps"]
     assert p["metadata"]["shared"] == report.metadata["shared_bytes"]
-    assert {"ring.ttir", "ring.ttgir", "ring.llir", "ring.ptx", "ring.sass"} <= set(p["file_content"])
+    assert {f"ring_ok.{s}" for s in ("ttir", "ttgir", "llir", "ptx", "sass")} <= set(p["file_content"])
     assert {"ttir", "ttgir", "llir", "ptx", "sass", "python"} <= {k for k, v in p["source_mappings"].items() if v}
     source = report.kernel["source"]
     python = p["source_mappings"]["python"]
     ours = set(report.line_map("ttgir"))  # the kernel lines the workbench maps into TTGIR
     assert ours and ours <= {int(line) for line in python}, "tritonparse maps every line the workbench maps"
-    wait = next(i for i, text in enumerate(source["text"].splitlines(), 1) if "# THE WAIT" in text)
-    ttgir = p["file_content"]["ring.ttgir"].splitlines()
+    wait = next(i for i, text in enumerate(source["text"].splitlines(), 1) if WAIT in text)
+    ttgir = p["file_content"]["ring_ok.ttgir"].splitlines()
     assert any("wait_barrier" in ttgir[int(n) - 1] for n in python[str(wait)]["ttgir_lines"])
-    assert p["python_source"]["file_path"] == source["filename"] and "THE WAIT" in p["python_source"]["code"]
+    assert p["python_source"]["file_path"] == source["filename"] and WAIT in p["python_source"]["code"]
 
 
 def test_tritonparse_joins_the_launch_to_its_compilation(traced):
     report, events = traced
     [launch] = events["launch"]
     assert launch["compilation_metadata"]["hash"] == events["compilation"][0]["payload"]["metadata"]["hash"]
-    assert launch["name"] == "ring" and launch["grid"] == [1, 1, 1]
+    assert launch["name"] == "ring_ok" and launch["grid"] == [1, 1, 1]
     args = launch["extracted_args"]
     assert args["x_desc"]["type"] == "TensorDescriptor" and args["x_desc"]["block_shape"] == [64, 64]
     assert args["x_desc"]["base"]["shape"] == [64, 512] and args["x_desc"]["strides"] == [512, 1]
@@ -114,6 +94,6 @@ def test_a_report_loaded_from_json_writes_the_same_records(traced, tmp_path):
     again = Report.from_json(report.to_json())
     written = workbench.export(again, tmp_path / "again.ndjson")
     [comp, launch] = [json.loads(line) for line in written.read_text().splitlines()]
-    assert comp["payload"]["file_content"]["ring.ptx"] == report.stage("ptx")
+    assert comp["payload"]["file_content"]["ring_ok.ptx"] == report.stage("ptx")
     assert launch["extracted_args"]["x_desc"]["block_shape"] == [64, 64]
     assert validate_trace_file(str(written))["valid"]
