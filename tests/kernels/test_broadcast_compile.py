@@ -13,6 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import compile_facts  # noqa: E402
 from tlx_kernels import broadcast as BC  # noqa: E402
 from tlx_kernels.broadcast import host as H  # noqa: E402
 
@@ -41,16 +42,14 @@ def build(name: str = "realistic", cfg=None, dtype=torch.bfloat16):
 
 
 def facts(art) -> dict:
-    ptx, sass = art.stages["ptx"], art.stages.get("sass", "")
+    """compile_facts' reading, and the broadcast kernel's TMA loads and stores and mbarrier waits."""
+    ptx = art.stages["ptx"]
     return dict(
-        spills=(art.metadata.spill_stores or 0) + (art.metadata.spill_loads or 0),
-        local=len(re.findall(r"\b(LDL|STL)\b", sass)),
-        smem=art.metadata.shared_bytes,
+        compile_facts.facts(art),
         wgmma=ptx.count("wgmma.mma_async"),
         tma_load=len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::\w+\.global\.mbarrier", ptx)),
         tma_store=len(re.findall(r"cp\.async\.bulk\.tensor\.3d\.global\.shared::\w+\.bulk_group", ptx)),
         try_wait=ptx.count("mbarrier.try_wait"),
-        maxnreg=[int(x) for x in re.findall(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+(\d+)", ptx)],
     )
 
 
