@@ -18,7 +18,7 @@ from workbench.compile import progress
 from workbench.compile.plugin_reach import repair_gluon
 from workbench.errors import CheckError, WorkbenchError
 from workbench.magic import errors as _errors
-from workbench.magic import sections
+from workbench.magic import sections, status
 from workbench.magic.cell import Cell, CellSyntaxError, prepare
 from workbench.magic.status import status_line
 from workbench.report.export_launch import record_launch
@@ -301,10 +301,8 @@ class TlxMagics(Magics):
                 report.diagnostics.append(note)
         self._remember(reports, _without_output(args), None)
         if not args.quiet:
-            from IPython.display import display
-
             for r in reports:
-                display(r)
+                status.show(r)
             if not reports:
                 print(result.summary())
         return reports
@@ -422,12 +420,11 @@ def _select(cap: Capture, args: Any, cell: Cell) -> tuple[list[Captured], Captur
 
 
 def _display(reports: list[Report], args: Any, checks: list[dict]) -> None:
+    """The Reports (the first in the status line's place), or what the cell did when it launched nothing."""
     if args.quiet:
         return
-    from IPython.display import display
-
     for r in reports:
-        display(r)
+        status.show(r)
     if not reports:
         print("%%tlx: no kernel was compiled or launched in this cell" if checks == []
               else "\n".join(f"check {c['expr']}: {c['status']} ({c['message']})" for c in checks))
