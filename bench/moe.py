@@ -4,6 +4,7 @@ torch.matmul, in interleaved rounds (issue 27).
     python3 bench/moe.py                          # every BENCH_SHAPE (5 layers x 4k/16k/64k tokens x 2 routings), fwd
     python3 bench/moe.py --quick                  # 4 shapes
     python3 bench/moe.py --shapes 32x7168x4096x16384:skewed,8x4096x7168x65536 --kinds fwd,dx,dw
+    python3 bench/moe.py --sweep --shapes 32x7168x4096x16384:skewed   # every config x GROUP_M, as launches
     python3 bench/moe.py --compile-only           # no GPU needed: every variant x product x config for sm_90
 
 A shape is ``E x K x N x T[:routing]``: E local experts, x ``[T, K]`` (tokens sorted by expert, routed
@@ -20,6 +21,9 @@ GPU clock, which drops as it heats, moves both sides alike) of:
   ``torch.matmul`` per non-empty expert, the token ranges known on the host beforehand).
 
 Targets (issue 27): the best of ours >= 1.10x torch._grouped_mm on skewed routing, >= 1.00x on uniform (fwd).
+``--sweep`` times, instead of the public calls, every candidate config of both variants with GROUP_M 1, 4, 8 and 16
+(``calls.sweep_candidates``: 24 compiles per product) as single launches, checked the same way; written to
+``bench/results/moe-sweep-<date>.json``.
 How one call is timed: ``--timing`` (``workbench.measure.timing.time_call``; default: back-to-back calls).
 Each shape and product runs in ``workbench.run.jobs``' isolated worker: a kernel that hangs (``--job-timeout``)
 or faults is a failed row and the run goes on in a fresh worker.
@@ -82,16 +86,22 @@ def operands(s: routing.Shape, kind: str, seed: int = 0) -> dict[str, Any]:
     return dict(a=a, b=b, offsets=offsets, bounds=bounds(offsets))
 
 
-def calls_of(kind: str, op: dict[str, Any]) -> dict[str, Any]:
-    """name -> fn(out) computing ``kind`` into ``out``: ours (public call, each variant) and the baselines."""
+def calls_of(kind: str, op: dict[str, Any], sweep: bool = False) -> dict[str, Any]:
+    """name -> fn(out) computing ``kind`` into ``out``: ours (public call, each variant; with ``sweep`` every
+    candidate of ``calls.sweep_candidates`` as one launch instead) and the baselines."""
     import torch
     from tlx_kernels.moe import calls
 
     a, b, offsets, spans = op["a"], op["b"], op["offsets"], op["bounds"]
-    public = {"fwd": calls.grouped_mm, "dx": calls.grouped_mm_dx, "dw": calls.grouped_mm_dw}[kind]
-    runs: dict[str, Any] = {"grouped_mm": lambda out: public(a, b, offsets, out=out)}
-    for variant in calls.VARIANTS:
-        runs[variant] = lambda out, v=variant: public(a, b, offsets, variant=v, out=out)
+    runs: dict[str, Any] = {}
+    if sweep:
+        for c in calls.sweep_candidates():
+            runs[calls.candidate_name(c)] = lambda out, c=c: calls.launch(kind, a, b, offsets, c["VARIANT"], c, out)
+    else:
+        public = {"fwd": calls.grouped_mm, "dx": calls.grouped_mm_dx, "dw": calls.grouped_mm_dw}[kind]
+        runs["grouped_mm"] = lambda out: public(a, b, offsets, out=out)
+        for variant in calls.VARIANTS:
+            runs[variant] = lambda out, v=variant: public(a, b, offsets, variant=v, out=out)
     if kind == "fwd":
         runs["torch_grouped_mm"] = lambda out: out.copy_(torch._grouped_mm(a, b, offs=offsets))
     elif kind == "dx":
@@ -157,18 +167,20 @@ def measure_shape(s: routing.Shape, kind: str, args) -> tuple[list[dict], dict[s
     from workbench.measure.interleave import timed_rounds
 
     op = operands(s, kind)
-    runs = calls_of(kind, op)
+    sweep = getattr(args, "sweep", False)
+    runs = calls_of(kind, op, sweep)
+    ours = [k for k in runs if k not in BASELINES]
     checks = checked(kind, op, runs)
     good = {k: v for k, v in runs.items() if checks[k]["error"] is None}
     outs = {k: output(kind, op) for k in good}
     times = timed_rounds({k: (lambda fn=fn, o=outs[k]: fn(o)) for k, fn in good.items()}, args.rounds,
                          args.round_rep, args.timing)
     records = rounds_records(times, s.flops())
-    for k in OURS:
+    for k in () if sweep else OURS:  # a sweep's names are their configs
         cfg = calls.tuned(kind, op["a"], op["b"], op["offsets"], None if k == "grouped_mm" else k)
         if k in records and cfg:
             records[k]["config"] = calls.candidate_name(cfg)
-    rows = versus_rows({k: v for k, v in records.items() if k in OURS},
+    rows = versus_rows({k: v for k, v in records.items() if k in ours},
                        {k: v for k, v in records.items() if k in BASELINES})
     for r in rows:
         r.update(kind=kind, shape=[s.E, s.K, s.N, s.T], routing=s.routing, layer=s.name, dtype="bf16", causal=None,
@@ -189,7 +201,7 @@ def shape_job(shape: dict[str, Any], kind: str, options: dict[str, Any]) -> dict
 def measure_in_worker(jobs: Jobs, s: routing.Shape, kind: str, args) -> tuple[list[dict], dict[str, Any]]:
     """:func:`measure_shape` in ``workbench.run.jobs``' worker: a kernel that hangs or faults costs this shape and
     product alone (its row says why) and the next one starts in a fresh worker."""
-    options = dict(rounds=args.rounds, round_rep=args.round_rep, timing=args.timing)
+    options = dict(rounds=args.rounds, round_rep=args.round_rep, timing=args.timing, sweep=args.sweep)
     answer = jobs.call("moe:shape_job", dataclasses.asdict(s), kind, options, timeout_s=args.job_timeout)
     if answer.failure is None:
         return answer.value["rows"], answer.value["record"]
@@ -219,7 +231,7 @@ def print_table(rows: list[dict], summ: list[dict]) -> None:
         label = f"{s['layer']} {'x'.join(map(str, s['shape']))} {s['routing'][:4]}"
         here = [r for r in rows if (r["layer"], r["shape"], r["routing"], r["kind"])
                 == (s["layer"], s["shape"], s["routing"], s["kind"])]
-        for k in OURS:
+        for k in dict.fromkeys(r["kernel"] for r in here):  # ours: the public calls, or a sweep's configs
             ratios = {r["baseline"]: r["ratio"] for r in here if r["kernel"] == k}
             if not ratios:
                 continue
@@ -293,6 +305,8 @@ def parse_args(argv: list[str] | None):
                    "--compile-only: all)")
     p.add_argument("--compile-only", action="store_true", help="compile every variant x product x config for "
                    "sm_90 (no GPU needed) and report resources; at the first shape")
+    p.add_argument("--sweep", action="store_true", help="time every config of both variants with GROUP_M 1, 4, 8 "
+                   "and 16 as launches (tlx_kernels.moe.calls.sweep_candidates) instead of the public calls")
     p.add_argument("--timing", default="calls", choices=["calls", "flush"], help="how one call is timed")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per shape (at least 1)")
     p.add_argument("--round-rep", type=float, default=40.0, help="ms of timed calls per item and round")
@@ -353,11 +367,12 @@ def main(argv: list[str] | None = None) -> int:
                     log(f"  {f['kernel']}: FAILED {f['error']}")
     summ = summary(rows)
     print_table(rows, summ)
-    doc.update(device=torch.cuda.get_device_name(), mode="bench", timing=args.timing, rows=rows, summary=summ,
+    doc.update(device=torch.cuda.get_device_name(), mode="sweep" if args.sweep else "bench", timing=args.timing,
+               rows=rows, summary=summ,
                shapes=per_shape, wall_s=round(time.time() - t_start, 1),
                medians={f"{p['shape']} {p['kind']}": {k: statistics.median(v) for k, v in p["times"].items()}
                         for p in per_shape})
-    path = write_result(doc, "moe", args.out)
+    path = write_result(doc, "moe-sweep" if args.sweep else "moe", args.out)
     log(f"\nwrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ({doc['wall_s']} s)")
     return 0
 

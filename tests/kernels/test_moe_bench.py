@@ -74,3 +74,40 @@ def test_a_shape_that_fails_in_the_worker_is_a_failed_record_and_the_run_goes_on
     (failed,) = rec["failed"]
     assert failed["shape"] == [4, 64, 64, 256] and failed["routing"] == "skewed"
     assert "CUDA" in failed["error"] or "cuda" in failed["error"], failed
+
+
+def test_the_sweep_times_every_candidate_with_each_group_m_and_the_baselines(bench_module):
+    moe = bench_module("moe")
+    from tlx_kernels.moe import calls, routing
+
+    sweep = calls.sweep_candidates()
+    names = [calls.candidate_name(c) for c in sweep]
+    assert len(names) == len(set(names)) == 4 * len(calls.CANDIDATES)
+    for c in sweep:
+        calls.check_config(c["VARIANT"], {k: v for k, v in c.items() if k != "VARIANT"})
+    assert {c["GROUP_M"] for c in sweep} == {1, 4, 8, 16}
+    args, _ = moe.parse_args(["--sweep", "--shapes", "4x64x64x256:skewed"])
+    assert args.sweep
+    s = routing.Shape("t", 4, 64, 64, 256, "skewed")
+    x, w = torch.empty(s.T, s.K, dtype=torch.bfloat16), torch.empty(s.E, s.K, s.N, dtype=torch.bfloat16)
+    offsets = routing.offsets_of(s.counts())
+    op = dict(a=x, b=w, offsets=offsets, bounds=[])
+    assert list(moe.calls_of("fwd", op, sweep=True)) == [*names, *moe.BASELINES]
+    assert list(moe.calls_of("fwd", op)) == [*moe.OURS, *moe.BASELINES]
+
+
+def test_a_sweep_group_m_compiles_for_sm_90():
+    """GROUP_M is a constexpr of the shared schedule: a value no library config uses still compiles clean."""
+    from tlx_kernels.moe import calls, problem, routing
+
+    import workbench
+    from workbench.check import check_artifact
+
+    s = routing.Shape("t", 4, 256, 512, 600, "skewed")
+    x, w = torch.empty(s.T, s.K, dtype=torch.bfloat16), torch.empty(s.E, s.K, s.N, dtype=torch.bfloat16)
+    cfg = next(c for c in calls.sweep_candidates() if c["VARIANT"] == "ws_cooperative" and c["GROUP_M"] == 1)
+    kernel, args, kwargs, grid = calls.prepare(problem.problem("fwd", x, w, routing.offsets_of(s.counts())),
+                                               "ws_cooperative", cfg)
+    art = workbench.compile(kernel, *args, target="sm_90", **kwargs)
+    assert art.metadata.spill_stores == 0
+    assert not [f for f in check_artifact(art, kernel, *args, grid=tuple(grid), **kwargs) if f.severity == "error"]

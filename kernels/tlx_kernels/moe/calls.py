@@ -42,6 +42,20 @@ def candidates() -> list[dict[str, Any]]:
 CANDIDATES = candidates()
 
 
+def sweep_candidates(group_m: tuple[int, ...] = (1, 4, 8, 16)) -> list[dict[str, Any]]:
+    """What ``bench/moe.py --sweep`` times: every candidate with each ``GROUP_M`` (how many row tiles of a group
+    the schedule walks before the next column of tiles: the L2 reuse of a group's B tiles), deduplicated."""
+    out, seen = [], set()
+    for cfg in CANDIDATES:
+        for g in group_m:
+            c = dict(cfg, GROUP_M=g)
+            key = tuple(sorted(c.items()))
+            if key not in seen:
+                seen.add(key)
+                out.append(c)
+    return out
+
+
 def candidate_name(cfg: dict[str, Any]) -> str:
     """``variant:config``, e.g. ``ws_cooperative:128x256x64_s3_g8_w4``."""
     return f"{cfg.get('VARIANT', DEFAULT_VARIANT)}:" + GC.config_name({k: v for k, v in cfg.items() if k != "VARIANT"})
@@ -138,6 +152,7 @@ def grouped_mm_dw(x, dy, offsets, *, variant: str | None = None, config: dict[st
 
 
 __all__ = ["CANDIDATES", "DEFAULT_VARIANT", "PLANS", "VARIANTS", "Grouped", "candidate_name", "check_config",
+           "sweep_candidates",
            "ensure_allocator",
            "tuned",
            "grouped_mm", "grouped_mm_dw", "grouped_mm_dx", "launch", "prepare"]
