@@ -82,7 +82,10 @@ def test_the_sweep_times_every_candidate_with_each_group_m_and_the_baselines(ben
 
     sweep = calls.sweep_candidates()
     names = [calls.candidate_name(c) for c in sweep]
-    assert len(names) == len(set(names)) == 4 * len(calls.CANDIDATES)
+    from tlx_kernels.moe import ws_cooperative as WS
+
+    assert len(names) == len(set(names)) == 4 * (len(calls.CANDIDATES) + len(WS.TRIALS))
+    assert sum("skip1" in n for n in names) == 4 * len(WS.TRIALS)  # the configs not yet run on a GPU
     for c in sweep:
         calls.check_config(c["VARIANT"], {k: v for k, v in c.items() if k != "VARIANT"})
     assert {c["GROUP_M"] for c in sweep} == {1, 4, 8, 16}

@@ -188,3 +188,22 @@ def test_routing():
     assert max(skew) > 2.5 * 16384 / 8, "skewed routing should load one expert far above the mean"
     assert routing.offsets_of([3, 0, 5]).tolist() == [3, 3, 8]
     assert routing.parse_shape("32x7168x4096x16384:skewed") == routing.Shape("custom", 32, 7168, 4096, 16384, "skewed")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_trials_compile_clean_with_the_release_only_path(kind):
+    """``TRIALS`` (``SKIP_EMPTY_HALF``: a consumer whose half of the tile is past the group's rows releases each slot
+    without a wgmma) compile as the configs they extend do, and add that path: more mbarrier waits, the same
+    wgmmas; the static checks stay clean. They run on a GPU in test_moe_gpu.py before CONFIGS takes them."""
+    a, b, offsets = operands(kind)
+    for index, cfg in enumerate(WS.TRIALS):
+        assert cfg == dict(WS.CONFIGS[index], SKIP_EMPTY_HALF=True)
+        kernel, args, kwargs, grid = calls.prepare(P.problem(kind, a, b, offsets), "ws_cooperative", cfg)
+        art, base = wb_compile(kernel, *args, target="sm_90", **kwargs), build("ws_cooperative", kind, index)
+        f, was = facts(art), facts(base)
+        assert f["spills"] == 0 and f["local"] == 0 and f["smem"] == was["smem"] <= GC.SMEM_LIMIT, (cfg, f)
+        assert f["hgmma"] == was["hgmma"], cfg
+        waits = [x.stages["ptx"].count("mbarrier.try_wait") for x in (art, base)]
+        assert waits[0] > waits[1], (cfg, waits)
+        findings = check_artifact(art, kernel, *args, grid=tuple(grid), **kwargs)
+        assert not [x for x in findings if x.severity in ("error", "warning")], [str(x) for x in findings]

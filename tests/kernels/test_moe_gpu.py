@@ -91,6 +91,19 @@ def test_every_config_is_correct(variant):
             check(kind, a, b, offsets, calls.launch(kind, a, b, offsets, variant, cfg, poisoned(kind, a, b, offsets)))
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_trials_are_correct(kind):
+    """The TLX kernel's TRIALS (SKIP_EMPTY_HALF: a consumer whose half of the tile is past the group's rows
+    issues no wgmma): groups of 64 rows and fewer, of 65, and last row tiles with 1 to 64 rows left."""
+    from tlx_kernels.moe import ws_cooperative as WS
+
+    counts = [0, 64, 65, 1, 129, 300, 0, 40, 222]
+    for cfg in WS.TRIALS:
+        a, b, offsets = operands(kind, counts, K_=1024, N_=2048, extra_rows=5)
+        out = calls.launch(kind, a, b, offsets, "ws_cooperative", cfg, poisoned(kind, a, b, offsets))
+        check(kind, a, b, offsets, out)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16], ids=["fp16"])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_fp16(variant, dtype):

@@ -22,12 +22,14 @@ _SHORT = {
     "WARP_BAR": "wb",
     "WS": "ws",
     "MMA_WAIT": "mw",
+    "SKIP_EMPTY_HALF": "skip",
 }
-_DEFAULTS = {"EPI_SPLIT": 1, "EPI_BUFS": 1, "WARP_BAR": False, "CONSUMER_REGS": 232, "MMA_WAIT": 1}
+_DEFAULTS = {"EPI_SPLIT": 1, "EPI_BUFS": 1, "WARP_BAR": False, "CONSUMER_REGS": 232, "MMA_WAIT": 1,
+             "SKIP_EMPTY_HALF": False}
 
 
 _ORDER = ("PERSISTENT", "WS", "NUM_STAGES", "num_stages", "GROUP_M", "EPI_SPLIT", "EPI_BUFS", "WARP_BAR",
-          "MMA_WAIT", "CONSUMER_REGS", "num_warps")
+          "MMA_WAIT", "SKIP_EMPTY_HALF", "CONSUMER_REGS", "num_warps")
 
 
 def config_name(cfg: dict[str, Any]) -> str:

@@ -43,10 +43,12 @@ CANDIDATES = candidates()
 
 
 def sweep_candidates(group_m: tuple[int, ...] = (1, 4, 8, 16)) -> list[dict[str, Any]]:
-    """What ``bench/moe.py --sweep`` times: every candidate with each ``GROUP_M`` (how many row tiles of a group
-    the schedule walks before the next column of tiles: the L2 reuse of a group's B tiles), deduplicated."""
+    """What ``bench/moe.py --sweep`` times: every candidate, and every variant's ``TRIALS`` (configs not yet run on a
+    GPU), with each ``GROUP_M`` (how many row tiles of a group the schedule walks before the next column of tiles:
+    the L2 reuse of a group's B tiles), deduplicated."""
     out, seen = [], set()
-    for cfg in CANDIDATES:
+    trials = [dict(cfg, VARIANT=name) for name, mod in VARIANTS.items() for cfg in getattr(mod, "TRIALS", [])]
+    for cfg in CANDIDATES + trials:
         for g in group_m:
             c = dict(cfg, GROUP_M=g)
             key = tuple(sorted(c.items()))

@@ -18,7 +18,10 @@ outer loop takes the next group the CTA has tiles in, the inner loop its tiles t
   wgmma after it is issued), converts and TMA-stores its half (:func:`tlx_kernels.gemm.device.store_tile`)
   through its own output descriptor (one call site per replica: its own scratch slot), which it rebuilds at a
   new group once its earlier stores have completed. A group with nothing to sum (``dw`` of an expert with no
-  tokens) issues no copies and stores zeros.
+  tokens) issues no copies and stores zeros. With ``SKIP_EMPTY_HALF`` a consumer whose half of the tile lies past
+  the group's last row (an expert of at most 64 tokens, or the last row tile of one) issues no wgmma and stores
+  nothing: it only releases each slot once it is loaded (the producer's copies stay as they are; TMA zero-fills
+  that box). Not in ``CONFIGS`` until it has run on a GPU (``TRIALS``; ``bench/moe.py --sweep`` times it).
 
 uTLX 3.8.0.post16 cannot place a descriptor in a slot of the kernel's choosing (``tlx.allocate_tensor_descriptor``
 + ``tlx.make_tensor_descriptor(desc_ptr)``, which Meta's Blackwell grouped GEMM uses to rotate descriptors
@@ -98,9 +101,22 @@ def _produce(a, b, c, offsets, a_bufs, b_bufs, full, empty, E, M, N, K, BM: tl.c
 
 
 @triton.jit
+def _release_steps(full, empty, it, num_k, NUM_STAGES: tl.constexpr):
+    """A consumer whose half of the tile holds no row of the group: per K step it waits for the slot to be loaded
+    (so that it arrives once per phase, never ahead of the other consumer) and releases it at once, no wgmma."""
+    for _k in tl.range(0, num_k, num_stages=0):
+        slot = it % NUM_STAGES
+        tlx.barrier_wait(full[slot], (it // NUM_STAGES) & 1)
+        tlx.barrier_arrive(empty[slot])
+        it += 1
+    return it
+
+
+@triton.jit
 def _consume(a, b, c, offsets, a_bufs, b_bufs, c_bufs, full, empty, E, M, N, K, cid: tl.constexpr,
              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr,
-             B_T: tl.constexpr, RAGGED_K: tl.constexpr, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr):
+             B_T: tl.constexpr, RAGGED_K: tl.constexpr, EPI_SPLIT: tl.constexpr, EPI_BUFS: tl.constexpr,
+             SKIP_EMPTY_HALF: tl.constexpr):
     HALF: tl.constexpr = BM // 2
     it = 0
     tile = tl.program_id(0)
@@ -114,14 +130,17 @@ def _consume(a, b, c, offsets, a_bufs, b_bufs, c_bufs, full, empty, E, M, N, K, 
         group = g
         while g == group:
             num_k = tl.cdiv(gk, BK)
-            acc = tl.zeros((HALF, BN), dtype=tl.float32)
-            acc, prev, it = dev.mma_steps(a_bufs, b_bufs, full, empty, acc, it, num_k, cid * NUM_STAGES, NUM_STAGES,
-                                          RAGGED_K, B_T, 1)
-            acc = tlx.async_dot_wait(0, acc)
-            if num_k > 0:  # a group with nothing to sum (dw, no tokens) took no slot
-                tlx.barrier_arrive(empty[prev])
-            C.store_tile(c_desc, c_bufs, cid * EPI_BUFS, acc, pid_m * BM + cid * HALF, pid_n * BN, EPI_SPLIT,
-                         EPI_BUFS)
+            if SKIP_EMPTY_HALF and pid_m * BM + cid * HALF >= gm:  # the group's rows end above this half
+                it = _release_steps(full, empty, it, num_k, NUM_STAGES)
+            else:
+                acc = tl.zeros((HALF, BN), dtype=tl.float32)
+                acc, prev, it = dev.mma_steps(a_bufs, b_bufs, full, empty, acc, it, num_k, cid * NUM_STAGES,
+                                              NUM_STAGES, RAGGED_K, B_T, 1)
+                acc = tlx.async_dot_wait(0, acc)
+                if num_k > 0:  # a group with nothing to sum (dw, no tokens) took no slot
+                    tlx.barrier_arrive(empty[prev])
+                C.store_tile(c_desc, c_bufs, cid * EPI_BUFS, acc, pid_m * BM + cid * HALF, pid_n * BN, EPI_SPLIT,
+                             EPI_BUFS)
             tile += tl.num_programs(0)
             g, g_first, start, gm, gk, pid_m, pid_n = S.next_tile(tile, g, g_first, offsets, E, M, N, K, BM, BN,
                                                                   GROUP_M, RAGGED_K)
@@ -131,7 +150,8 @@ def _consume(a, b, c, offsets, a_bufs, b_bufs, c_bufs, full, empty, E, M, N, K, 
 @triton.jit
 def ws_grouped_kernel(a, b, c, offsets, E, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                       NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, B_T: tl.constexpr, RAGGED_K: tl.constexpr,
-                      CONSUMER_REGS: tl.constexpr = 232, EPI_SPLIT: tl.constexpr = 1, EPI_BUFS: tl.constexpr = 1):
+                      CONSUMER_REGS: tl.constexpr = 232, EPI_SPLIT: tl.constexpr = 1, EPI_BUFS: tl.constexpr = 1,
+                      SKIP_EMPTY_HALF: tl.constexpr = False):
     dtype: tl.constexpr = a.dtype.element_ty
     HALF: tl.constexpr = BM // 2
     if RAGGED_K:
@@ -153,7 +173,7 @@ def ws_grouped_kernel(a, b, c, offsets, E, M, N, K, BM: tl.constexpr, BN: tl.con
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=2):
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consume(a, b, c, offsets, a_bufs, b_bufs, c_bufs, full, empty, E, M, N, K, cid, BM, BN, BK,
-                     NUM_STAGES, GROUP_M, B_T, RAGGED_K, EPI_SPLIT, EPI_BUFS)
+                     NUM_STAGES, GROUP_M, B_T, RAGGED_K, EPI_SPLIT, EPI_BUFS, SKIP_EMPTY_HALF)
 
 
 KIND = "cooperative"
@@ -165,3 +185,6 @@ CONFIGS: list[dict[str, Any]] = [
     dict(BM=128, BN=128, BK=64, NUM_STAGES=6, GROUP_M=8, EPI_SPLIT=1, num_warps=4),
 ]
 DEFAULT: dict[str, Any] = CONFIGS[0]
+# compile clean (tests/kernels/test_moe_compile.py) but not yet run on a GPU: what bench/moe.py --sweep and
+# tests/kernels/test_moe_gpu.py try next, and CONFIGS takes once they pass and win there
+TRIALS: list[dict[str, Any]] = [dict(cfg, SKIP_EMPTY_HALF=True) for cfg in CONFIGS]
