@@ -45,3 +45,23 @@ def test_the_second_recording_gets_a_buffer_that_holds_it():
     assert bigger.buffer_size == 16 * 8192 * 3 and bigger.sampled_warps == spec.sampled_warps
     assert _after_overflow(bigger, []) is None
     assert _after_overflow(ModeSpec(buffer_type="shared"), recorded_warnings()) is None  # sized by Proton itself
+
+
+def test_overflow_warnings_are_kept_for_the_timeline_and_not_echoed():
+    """What C++ writes to fd 2 during a recording is captured; libproton's per-warp overflow lines (hundreds, in
+    tutorial 05) go to the timeline's drop report, not back to the notebook; anything else is echoed. (In a
+    subprocess: pytest's own capture replaces fd 2.)"""
+    import subprocess
+    import sys
+
+    overflow = recorded_warnings()[0]
+    code = (
+        "import json, os\n"
+        "from workbench.measure.timeline.instrument import capture_stderr_fd\n"
+        "with capture_stderr_fd() as lines:\n"
+        f"    os.write(2, {(overflow + chr(10) + 'something else from C++' + chr(10)).encode()!r})\n"
+        "print(json.dumps(lines))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [overflow, "something else from C++"]
+    assert "something else from C++" in proc.stderr and "events are dropped" not in proc.stderr

@@ -21,6 +21,11 @@ _DROP = re.compile(
 )
 
 
+def is_overflow_warning(line: str) -> bool:
+    """Whether ``line`` is libproton's warning that a warp's profile buffer overflowed."""
+    return _DROP.search(line) is not None
+
+
 #: the most a re-record asks for per recorded warp (scope instances; 16 bytes each: 1 MiB a warp, a few hundred MB
 #: of global memory over every CTA of a persistent grid)
 MAX_EVENTS_PER_WARP = 65536

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.compile.triton_reach import proton_instrumentation
+from workbench.measure.timeline.drops import is_overflow_warning
 
 #: what Proton 3.8 gives each recorded warp of a global buffer by default (seen: scratch 16 KiB x warps + 128)
 DEFAULT_SEGMENT_BYTES = 16384
@@ -134,7 +135,9 @@ def compile_instrumented(kernel: Any, *args: Any, target: str = "sm_90", level: 
 
 @contextlib.contextmanager
 def capture_stderr_fd() -> Iterator[list[str]]:
-    """Capture what C++ code writes to file descriptor 2 (libproton's warnings), and echo it back."""
+    """Capture what C++ code writes to file descriptor 2 (libproton's warnings), and echo it back, less the
+    per-warp overflow warnings: the timeline reports those itself (``drops``: how many, and what to do; or it
+    records again with a larger buffer), where a notebook would show hundreds of lines."""
     lines: list[str] = []
     try:
         sys.stderr.flush()
@@ -157,8 +160,9 @@ def capture_stderr_fd() -> Iterator[list[str]]:
             tmp.seek(0)
             text = tmp.read().decode("utf-8", "replace")
             lines.extend(text.splitlines())
-            if text:
-                sys.stderr.write(text[-4000:])
+            echo = "".join(ln + "\n" for ln in text.splitlines() if not is_overflow_warning(ln))
+            if echo:
+                sys.stderr.write(echo[-4000:])
 
 
 @dataclass
