@@ -31,7 +31,7 @@ class _Line:
     def __call__(self, what: str) -> None:
         now = time.perf_counter()
         self.text = what
-        if now - self.t0 < SHOW_AFTER_S or now - self.last < EVERY_S:
+        if self.taken or now - self.t0 < SHOW_AFTER_S or now - self.last < EVERY_S:  # taken: the Report is there
             return
         self.last = now
         from IPython.display import HTML, display
