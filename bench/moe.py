@@ -22,7 +22,7 @@ GPU clock, which drops as it heats, moves both sides alike) of:
 
 Targets (issue 27): the best of ours >= 1.10x torch._grouped_mm on skewed routing, >= 1.00x on uniform (fwd).
 ``--sweep`` times, instead of the public calls, every candidate config of both variants and the TLX kernel's
-``TRIALS``, each with GROUP_M 1, 4, 8 and 16 (``calls.sweep_candidates``: 36 compiles per product), as single
+``TRIALS``, each with GROUP_M 1, 8, 16 and 64 (``calls.sweep_candidates``: 36 compiles per product), as single
 launches, checked the same way; written to ``bench/results/moe-sweep-<date>.json``.
 How one call is timed: ``--timing`` (``workbench.measure.timing.time_call``; default: back-to-back calls).
 Each shape and product runs in ``workbench.run.jobs``' isolated worker: a kernel that hangs (``--job-timeout``)
@@ -306,7 +306,7 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--compile-only", action="store_true", help="compile every variant x product x config for "
                    "sm_90 (no GPU needed) and report resources; at the first shape")
     p.add_argument("--sweep", action="store_true", help="time every config and trial of both variants with "
-                   "GROUP_M 1, 4, 8 and 16 as launches (calls.sweep_candidates) instead of the public calls")
+                   "GROUP_M 1, 8, 16 and 64 as launches (calls.sweep_candidates) instead of the public calls")
     p.add_argument("--timing", default="calls", choices=["calls", "flush"], help="how one call is timed")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per shape (at least 1)")
     p.add_argument("--round-rep", type=float, default=40.0, help="ms of timed calls per item and round")

@@ -88,7 +88,7 @@ def test_the_sweep_times_every_candidate_with_each_group_m_and_the_baselines(ben
     assert sum("skip1" in n for n in names) == 4 * len(WS.TRIALS)  # the configs not yet run on a GPU
     for c in sweep:
         calls.check_config(c["VARIANT"], {k: v for k, v in c.items() if k != "VARIANT"})
-    assert {c["GROUP_M"] for c in sweep} == {1, 4, 8, 16}
+    assert {c["GROUP_M"] for c in sweep} == {1, 8, 16, 64}
     args, _ = moe.parse_args(["--sweep", "--shapes", "4x64x64x256:skewed"])
     assert args.sweep
     s = routing.Shape("t", 4, 64, 64, 256, "skewed")

@@ -42,10 +42,11 @@ def candidates() -> list[dict[str, Any]]:
 CANDIDATES = candidates()
 
 
-def sweep_candidates(group_m: tuple[int, ...] = (1, 4, 8, 16)) -> list[dict[str, Any]]:
+def sweep_candidates(group_m: tuple[int, ...] = (1, 8, 16, 64)) -> list[dict[str, Any]]:
     """What ``bench/moe.py --sweep`` times: every candidate, and every variant's ``TRIALS`` (configs not yet run on a
     GPU), with each ``GROUP_M`` (how many row tiles of a group the schedule walks before the next column of tiles:
-    the L2 reuse of a group's B tiles), deduplicated."""
+    1 walks rows first, 64 covers a whole expert of up to 8k tokens, column after column, so that the programs
+    running at once share a slab of its weights in L2), deduplicated."""
     out, seen = [], set()
     trials = [dict(cfg, VARIANT=name) for name, mod in VARIANTS.items() for cfg in getattr(mod, "TRIALS", [])]
     for cfg in CANDIDATES + trials:
