@@ -9,7 +9,7 @@
 # the machine lacks as wheels from .whl/ and .whl-nb/ (made by bench/pack-wheels; installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
 # give it as a literal from the machine that sends the tree (the device copy's .git can be stale: git rev-parse
 # there named an older commit).
-# Narrower parts: GPU_TESTS (test paths), SEARCH_ARGS / SEARCH_S, MOE_ARGS / MOE_S / MOE_TESTS_S, GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
+# Narrower parts: GPU_TESTS (test paths), LAUNCH_ARGS, SEARCH_ARGS / SEARCH_S, MOE_ARGS / MOE_S / MOE_TESTS_S, GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
 # Writes JSON under bench/results/; $OUT/results.tar.gz holds them with the logs and executed notebooks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,7 +59,7 @@ for p in "${parts[@]}"; do
     gemm) run_part gemm 300 python3 bench/gemm.py ${GEMM_ARGS:-} ;;
     attention) run_part attention 420 python3 bench/attention.py ${ATTN_ARGS:-} ;;
     broadcast) run_part broadcast 240 python3 bench/broadcast.py ${BCAST_ARGS:-} ;;
-    launch) run_part launch 240 python3 bench/launch_overhead.py ;;
+    launch) run_part launch 240 python3 bench/launch_overhead.py ${LAUNCH_ARGS:-} ;;
     search) run_part search ${SEARCH_S:-600} python3 bench/search.py ${SEARCH_ARGS:---gpu} ;;
     moe-tests) run_part moe-tests ${MOE_TESTS_S:-180} python3 bench/gpu_tests.py \
       --json "bench/results/gpu-tests-moe-$(date -u +%Y-%m-%d).json" -vv tests/kernels/test_moe_gpu.py ;;  # -vv: gpu_tests passes -q first

@@ -112,6 +112,36 @@ def gemm_paths(n: int) -> list[Path]:
     return rows
 
 
+def gemm_parts(n: int, calls: int, rounds: int) -> list[dict]:
+    """The public ``matmul``'s host work taken apart (issue 24: a new output costs it 6.5 us against torch's 2.6):
+    each piece alone in a loop of back-to-back calls, interleaved rounds, host us per call."""
+    import torch
+    from tlx_kernels.gemm import common as C
+    from tlx_kernels.gemm import ws_cooperative as W
+    from tlx_kernels.gemm.calls import call_key
+
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    c = C.empty_out(n, n, a.dtype, a.device)
+    W.matmul(a, b)  # tuned, planned
+    plans = W._matmul.plans
+    key = call_key(a, b, None, None)
+    parts = {
+        "torch.empty((n, n), dtype=, device=)": lambda: torch.empty((n, n), dtype=a.dtype, device=a.device),
+        "a.new_empty((n, n))": lambda: a.new_empty((n, n)),
+        "C.empty_out(n, n, dtype, device)": lambda: C.empty_out(n, n, a.dtype, a.device),
+        "call_key(a, b, None, None)": lambda: call_key(a, b, None, None),
+        "plans.get(key)": lambda: plans.get(key),
+        "plans.launch(key, (a, b, c))": lambda: plans.launch(key, (a, b, c)),
+        "matmul(a, b, out=c)": lambda: W.matmul(a, b, out=c),
+        "matmul(a, b)": lambda: W.matmul(a, b),
+    }
+    times = interleave.rounds(parts, rounds, lambda fn: host_per_call(fn, calls)[0])
+    torch.cuda.synchronize()
+    return [dict(op="gemm parts", problem=f"{n}x{n}x{n} bf16", path=name, host_us=statistics.median(v),
+                 host_us_rounds=v) for name, v in times.items()]
+
+
 def attention_paths(causal: bool) -> list[Path]:
     import torch
     from tlx_kernels import attention as A
@@ -232,6 +262,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ops", default="gemm,attention,broadcast")
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--parts", action="store_true", help="also the public matmul's host work, piece by piece "
+                    "(rows with op 'gemm parts')")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
 
@@ -259,6 +291,12 @@ def main(argv=None) -> int:
             continue
         rows += measure(ok, args.calls, args.rounds) + failed
     print_table(rows)
+    if args.parts:
+        for n in args.gemm.split(","):
+            print(f"\ngemm parts {n}^3 (host us per call, each piece alone)")
+            for r in gemm_parts(int(n), args.calls, args.rounds):
+                print(f"  {r['path']:<44s} {r['host_us']:8.2f} us")
+                rows.append(r)
 
     now = dt.datetime.now(dt.UTC)
     path = args.json or os.path.join(ROOT, "bench", "results", f"launch-overhead-{now:%Y-%m-%d}.json")
