@@ -38,11 +38,28 @@ export PYTHONPATH=/tmp/t38:/tmp/site:/tmp/ray-site:$ROOT:$ROOT/kernels
 export TLX_WORKBENCH_CACHE_DIR=/tmp/wb-cache PYTHONUNBUFFERED=1 WB_OUT=$OUTDIR
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(env tests gemm attention broadcast timeline meta tutorials)
 status=0
+child=0
+finish() {  # the results and logs as one tarball in $OUT, whatever happened
+  tar czf "${OUT:-/tmp}/results.tar.gz" bench/results tests/measure/timeline/data -C "$OUTDIR" . 2>/dev/null
+  echo "session status: $1"
+  exit "$1"
+}
+# an outer `timeout` (or the machine's limit) signals this script: stop the running part, its whole process group,
+# and still write the tarball (bash alone would wait for the part to reach its own limit first)
+stopped() {
+  [ "$child" -ne 0 ] && kill -TERM -- -"$child" 2>/dev/null
+  echo "=== stopped by a signal: the running part was ended, the results so far are kept ==="
+  finish 1
+}
+trap stopped INT TERM
 run_part() {  # name timeout command...
   local name=$1 limit=$2; shift 2
   echo "=== $name ($(date -u +%H:%M:%S)) ==="
   local t0=$SECONDS
-  timeout "$limit" "$@" >"$OUTDIR/logs/$name.log" 2>&1; local rc=$?
+  setsid timeout "$limit" "$@" >"$OUTDIR/logs/$name.log" 2>&1 &
+  child=$!
+  wait "$child"; local rc=$?
+  child=0
   tail -n "${TAIL:-20}" "$OUTDIR/logs/$name.log"
   echo "=== $name: rc=$rc in $((SECONDS - t0)) s ==="
   [ $rc -eq 0 ] || status=1
@@ -77,6 +94,4 @@ for p in "${parts[@]}"; do
     *) echo "unknown part $p"; status=1 ;;
   esac
 done
-tar czf "${OUT:-/tmp}/results.tar.gz" bench/results tests/measure/timeline/data -C "$OUTDIR" . 2>/dev/null
-echo "session status: $status"
-exit $status
+finish "$status"
