@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import os
 import statistics
 import sys
 import time
@@ -55,7 +56,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from recordings import versions, write_result  # noqa: E402
 from tlx_kernels.moe import routing  # noqa: E402
 
-from workbench.run.jobs import Jobs  # noqa: E402
+from workbench.run.jobs import Jobs, in_parallel  # noqa: E402
 
 KINDS = ("fwd", "dx", "dw")
 OURS = ("grouped_mm", "ws_cooperative", "triton")
@@ -198,6 +199,48 @@ def shape_job(shape: dict[str, Any], kind: str, options: dict[str, Any]) -> dict
     return dict(rows=rows, record=rec)
 
 
+def compile_job(shape: dict[str, Any], kind: str, cands: list[dict[str, Any]]) -> list[str]:
+    """In a worker: compile (``warmup``, nothing launched) ``cands`` for one shape and product on this GPU, into
+    Triton's cache on disk, which the measuring worker then reads; each candidate's error, or "ok"."""
+    from tlx_kernels.moe import calls, problem
+
+    op = operands(routing.Shape(**shape), kind)
+    out = []
+    for c in cands:
+        try:
+            kernel, args_, kwargs, grid = calls.prepare(problem.problem(kind, op["a"], op["b"], op["offsets"]),
+                                                        c["VARIANT"], c)
+            kernel.warmup(*args_, grid=grid, **kwargs)
+            out.append("ok")
+        except Exception as e:  # noqa: BLE001 - reported; the measuring worker meets it again as a failed row
+            out.append(f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
+    return out
+
+
+def precompile(shapes: list[routing.Shape], kinds: list[str], args) -> None:
+    """The sweep's compiles, ``args.workers`` isolated workers at once (a sweep is tens of compiles per product)."""
+    from tlx_kernels.moe import calls
+
+    cands = calls.sweep_candidates()
+    chunks = [(s, kind, cands[i:i + 4]) for s in shapes for kind in kinds for i in range(0, len(cands), 4)]
+    t0 = time.time()
+
+    def work(jobs: Jobs, chunk: tuple[routing.Shape, str, list[dict]]) -> None:
+        s, kind, part = chunk
+        answer = jobs.call("moe:compile_job", dataclasses.asdict(s), kind, part, timeout_s=args.job_timeout)
+        if answer.failure is not None:
+            log(f"  compile {s.label} {kind}: {answer.failure[:200]}")
+            return
+        for c, said in zip(part, answer.value, strict=True):
+            if said != "ok":
+                log(f"  compile {s.label} {kind} {calls.candidate_name(c)}: {said}")
+
+    in_parallel(chunks, args.workers, lambda: Jobs(paths=[str(ROOT / "bench"), str(ROOT / "kernels")],
+                                                   name="moe-compile"), work)
+    log(f"compiled {len(cands)} candidates x {len(shapes)} shapes x {len(kinds)} products in "
+        f"{time.time() - t0:.0f} s ({args.workers} workers)")
+
+
 def measure_in_worker(jobs: Jobs, s: routing.Shape, kind: str, args) -> tuple[list[dict], dict[str, Any]]:
     """:func:`measure_shape` in ``workbench.run.jobs``' worker: a kernel that hangs or faults costs this shape and
     product alone (its row says why) and the next one starts in a fresh worker."""
@@ -310,6 +353,8 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--timing", default="calls", choices=["calls", "flush"], help="how one call is timed")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per shape (at least 1)")
     p.add_argument("--round-rep", type=float, default=40.0, help="ms of timed calls per item and round")
+    p.add_argument("--workers", type=int, default=min(6, max(1, (os.cpu_count() or 2) // 2)),
+                   help="--sweep: workers compiling at once before the timing")
     p.add_argument("--job-timeout", type=float, default=300.0, help="s one shape and product may take in the "
                    "worker (tuning and compiling included) before it counts as hung")
     p.add_argument("--out", default=None, help="output JSON path")
@@ -355,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     log(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; {len(shapes)} shapes x {args.kinds}, "
         f"{args.rounds} interleaved rounds, timing {args.timing}")
+    if args.sweep:
+        precompile(shapes, args.kinds, args)
     rows, per_shape = [], []
     with Jobs(paths=[str(ROOT / "bench"), str(ROOT / "kernels")], name="moe") as jobs:
         for s in shapes:

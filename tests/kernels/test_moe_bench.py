@@ -114,3 +114,19 @@ def test_a_sweep_group_m_compiles_for_sm_90():
     art = workbench.compile(kernel, *args, target="sm_90", **kwargs)
     assert art.metadata.spill_stores == 0
     assert not [f for f in check_artifact(art, kernel, *args, grid=tuple(grid), **kwargs) if f.severity == "error"]
+
+
+def test_the_sweep_compiles_in_parallel_workers_and_a_failing_compile_is_reported(bench_module, capsys):
+    """--sweep first compiles its candidates in ``--workers`` isolated workers (Triton's disk cache then serves the
+    measuring worker); here, with no GPU in the workers, every chunk fails and says why, and the bench goes on."""
+    moe = bench_module("moe")
+    args, shapes = moe.parse_args(["--sweep", "--shapes", "4x64x64x256:skewed", "--workers", "2",
+                                   "--job-timeout", "60"])
+    moe.precompile(shapes, ["fwd"], args)
+    said = capsys.readouterr().out
+    from tlx_kernels.moe import calls
+
+    chunks = -(-len(calls.sweep_candidates()) // 4)
+    failed = [ln for ln in said.splitlines() if ln.startswith("  compile custom E4 K64 N64 T256 skewed fwd: ")]
+    assert len(failed) == chunks and all("CUDA" in ln for ln in failed), said
+    assert f"compiled {len(calls.sweep_candidates())} candidates x 1 shapes x 1 products" in said
