@@ -96,13 +96,21 @@ def _wait_for(address: str, limit_s: float) -> None:
 
 
 def _wait_nodes(address: str, n: int, limit_s: float) -> None:
-    code = (f"import ray, time; ray.init(address={address!r}, logging_level='ERROR'); end = time.time() + {limit_s}\n"
-            f"while len([x for x in ray.nodes() if x['Alive']]) < {n} and time.time() < end: time.sleep(0.5)\n"
-            f"print(len([x for x in ray.nodes() if x['Alive']]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=limit_s + 60,
-                         env=_env())
-    if out.stdout.strip().splitlines()[-1:] != [str(n)]:
-        raise TimeoutError(f"{n} Ray nodes did not join {address}: {out.stdout[-500:]} {out.stderr[-1500:]}")
+    """Until ``n`` nodes are alive; a client that could not reach the head's GCS yet (its port open, the service
+    not, on a loaded machine) tries again within ``limit_s``."""
+    end = time.time() + limit_s
+    while True:
+        left = max(5.0, end - time.time())
+        code = (f"import ray, time; ray.init(address={address!r}, logging_level='ERROR'); end = time.time() + {left}\n"
+                f"while len([x for x in ray.nodes() if x['Alive']]) < {n} and time.time() < end: time.sleep(0.5)\n"
+                f"print(len([x for x in ray.nodes() if x['Alive']]))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=left + 60,
+                             env=_env())
+        if out.stdout.strip().splitlines()[-1:] == [str(n)]:
+            return
+        if time.time() >= end:
+            raise TimeoutError(f"{n} Ray nodes did not join {address}: {out.stdout[-500:]} {out.stderr[-1500:]}")
+        time.sleep(2.0)
 
 
 def two_node_search(tmp: Path, n_configs: int = 8) -> list[dict]:
