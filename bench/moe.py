@@ -168,7 +168,7 @@ def measure_shape(s: routing.Shape, kind: str, args) -> tuple[list[dict], dict[s
     from workbench.measure.interleave import timed_rounds
 
     op = operands(s, kind)
-    sweep = getattr(args, "sweep", False)
+    sweep = args.sweep
     runs = calls_of(kind, op, sweep)
     ours = [k for k in runs if k not in BASELINES]
     checks = checked(kind, op, runs)
@@ -199,17 +199,22 @@ def shape_job(shape: dict[str, Any], kind: str, options: dict[str, Any]) -> dict
     return dict(rows=rows, record=rec)
 
 
+def jobs(name: str, gpu: bool = True) -> Jobs:
+    """An isolated worker that imports this script's jobs (``moe:...``) and the kernel library."""
+    return Jobs(paths=[str(ROOT / "bench"), str(ROOT / "kernels")], gpu=gpu, name=name)
+
+
 def compile_job(shape: dict[str, Any], kind: str, cands: list[dict[str, Any]]) -> list[str]:
     """In a worker: compile (``warmup``, nothing launched) ``cands`` for one shape and product on this GPU, into
     Triton's cache on disk, which the measuring worker then reads; each candidate's error, or "ok"."""
     from tlx_kernels.moe import calls, problem
 
     op = operands(routing.Shape(**shape), kind)
+    p = problem.problem(kind, op["a"], op["b"], op["offsets"])
     out = []
     for c in cands:
         try:
-            kernel, args_, kwargs, grid = calls.prepare(problem.problem(kind, op["a"], op["b"], op["offsets"]),
-                                                        c["VARIANT"], c)
+            kernel, args_, kwargs, grid = calls.prepare(p, c["VARIANT"], c)
             kernel.warmup(*args_, grid=grid, **kwargs)
             out.append("ok")
         except Exception as e:  # noqa: BLE001 - reported; the measuring worker meets it again as a failed row
@@ -235,8 +240,7 @@ def precompile(shapes: list[routing.Shape], kinds: list[str], args) -> None:
             if said != "ok":
                 log(f"  compile {s.label} {kind} {calls.candidate_name(c)}: {said}")
 
-    in_parallel(chunks, args.workers, lambda: Jobs(paths=[str(ROOT / "bench"), str(ROOT / "kernels")],
-                                                   name="moe-compile"), work)
+    in_parallel(chunks, args.workers, lambda: jobs("moe-compile"), work)
     log(f"compiled {len(cands)} candidates x {len(shapes)} shapes x {len(kinds)} products in "
         f"{time.time() - t0:.0f} s ({args.workers} workers)")
 
@@ -403,11 +407,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.sweep:
         precompile(shapes, args.kinds, args)
     rows, per_shape = [], []
-    with Jobs(paths=[str(ROOT / "bench"), str(ROOT / "kernels")], name="moe") as jobs:
+    with jobs("moe") as worker:
         for s in shapes:
             for kind in args.kinds:
                 log(f"== {s.label} {kind}")
-                r, rec = measure_in_worker(jobs, s, kind, args)
+                r, rec = measure_in_worker(worker, s, kind, args)
                 rows += r
                 per_shape.append(rec)
                 for f in rec["failed"]:

@@ -65,11 +65,9 @@ def test_a_shape_that_fails_in_the_worker_is_a_failed_record_and_the_run_goes_on
     """Each shape and product runs in workbench.run.jobs' worker; here (no GPU in the worker) the job raises, and
     the answer is a record that says why, not an exception in the bench."""
     moe = bench_module("moe")
-    from workbench.run.jobs import Jobs
-
     args, shapes = moe.parse_args(["--shapes", "4x64x64x256:skewed", "--job-timeout", "60"])
-    with Jobs(paths=[str(moe.ROOT / "bench"), str(moe.ROOT / "kernels")], gpu=False, name="moe-test") as jobs:
-        rows, rec = moe.measure_in_worker(jobs, shapes[0], "fwd", args)
+    with moe.jobs("moe-test", gpu=False) as worker:
+        rows, rec = moe.measure_in_worker(worker, shapes[0], "fwd", args)
     assert rows == [] and rec["shape"] == shapes[0].label and rec["kind"] == "fwd"
     (failed,) = rec["failed"]
     assert failed["shape"] == [4, 64, 64, 256] and failed["routing"] == "skewed"

@@ -22,7 +22,7 @@ from workbench.compile.triton_reach import profile_allocator
 from workbench.ir import schema_types as st
 from workbench.measure.timeline.clock import ClockSampler
 from workbench.measure.timeline.clock import measure as measure_clock
-from workbench.measure.timeline.drops import events_per_warp_for_rerecord
+from workbench.measure.timeline.drops import events_per_warp_for_rerecord, is_overflow_warning
 from workbench.measure.timeline.hook import ScopeRecorder, scoped
 from workbench.measure.timeline.instrument import ModeSpec, instrumentation, session
 from workbench.measure.timeline.result import Timeline, analyze
@@ -142,7 +142,7 @@ def timeline_of(fn: Callable[[], Any], *, spec: ModeSpec | None = None, level: s
         first_stderr, spec = res.stderr, bigger
         with scoped(level) as rec:
             res = session(fn, spec, wd)
-        overflowed = sum("events are dropped" in ln for ln in first_stderr)
+        overflowed = sum(map(is_overflow_warning, first_stderr))
         rerecorded = (f"the first recording overflowed its profile buffer in {overflowed} warps: this one was "
                       f"recorded again with {spec.capacity_events_per_warp()} scope instances per warp")
     if res.trace_path is None:
