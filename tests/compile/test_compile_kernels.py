@@ -133,9 +133,16 @@ def test_diff_of_two_artifacts():
     assert not same.changed and same.unified == ""
 
 
-def test_same_kernel_text_in_two_files_gets_its_own_line_maps(tmp_path):
+def test_same_kernel_text_in_two_files_gets_its_own_line_maps(tmp_path, monkeypatch):
+    """Triton's cache keys a kernel by its text and first line, not its file: copy0 (same lines as
+    sample_kernels) is served the IR compiled from sample_kernels first, and still maps its lines."""
     import importlib.util
 
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("TLX_WORKBENCH_CACHE_DIR", str(tmp_path / "wb"))
+    cache.clear(memory=True)
+    x = torch.empty(1024)
+    first = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=128)
     body = open(sk.__file__).read()
     paths = []
     for i, pad in enumerate(("", "\n\n\n")):
@@ -151,6 +158,7 @@ def test_same_kernel_text_in_two_files_gets_its_own_line_maps(tmp_path):
         arts.append(workbench.compile(mod.vector_add, x, x, x, 1024, BLOCK=128))
     assert arts[0].key != arts[1].key
     assert arts[0].source.filename == str(paths[0]) and arts[1].source.filename == str(paths[1])
+    assert set(first.source_map("ttgir")) == set(arts[0].source_map("ttgir"))
     assert {k + 3 for k in arts[0].source_map("ttgir")} == set(arts[1].source_map("ttgir"))
 
 

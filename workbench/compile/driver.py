@@ -178,11 +178,12 @@ def _line_mapper(stages: dict[str, str], user_file: str):
     """(file, line) in a stage's locations -> the user's line, or None.
 
     Triton's cache is keyed by the kernel's source and first line, not its file: a kernel compiled
-    before from an identical cell at the same line comes back with that cell's name in its locations.
-    The kernel's own location (the first one in TTIR) tells which name this compile carries."""
+    before from an identical cell or file at the same line comes back with that one's name in its
+    locations (its lines are ours: same text, same first line). The kernel's own location (the first
+    one in TTIR) tells which name this compile carries."""
     m = _LOC_FILE.search(stages.get("ttir") or stages.get("ttgir") or "")
     aliases = {user_file}
-    if m and not same_file(m.group(1), user_file) and m.group(1).startswith("<"):
+    if m and not same_file(m.group(1), user_file):
         aliases.add(m.group(1))
     return lambda f, ln: ln if any(same_file(f, a) for a in aliases) else None
 
