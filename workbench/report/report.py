@@ -117,6 +117,62 @@ def _diagnostic(d: dict[str, Any] | Any, source: str | None = None) -> st.Diagno
     return out
 
 
+def _anchored_source(src: Any, kernel: Any) -> tuple[str, str]:
+    """(filename, text) of the kernel's source. A cached artifact may come from an earlier version of the cell
+    (same kernel source at the same line, other cell text around it): it is re-anchored to the file the kernel
+    object comes from now."""
+    defined_in = _code_filename(kernel) if kernel is not None else None
+    if defined_in and defined_in != src.filename:
+        now_text = "".join(linecache.getlines(defined_in))
+        if now_text:
+            return defined_in, now_text
+    return src.filename, src.text
+
+
+def _kind_of(artifact: Any, kernel: Any) -> str:
+    """triton / gluon / tlx / other: what the compile recorded, else what the kernel (or its stages) says."""
+    kind = artifact.extra.get("kind") if isinstance(artifact.extra, dict) else None
+    if kind in ("triton", "gluon", "tlx", "other"):
+        return kind
+    return kernel_kind(kernel) if kernel is not None else ("tlx" if "tlx" in artifact.stages else "triton")
+
+
+def _compile_ms(artifact: Any) -> float | None:
+    """The compile's wall time as the artifact recorded it (None if it did not)."""
+    extra = artifact.extra if isinstance(artifact.extra, dict) else {}
+    secs = extra.get("compile_seconds")
+    if secs is None:
+        secs = (extra.get("timings") or {}).get("total")
+    return secs * 1e3 if isinstance(secs, (int, float)) else None
+
+
+def _kernel_entry(artifact: Any, kind: str, compile_ms: float | None, launches: int,
+                  anchored: tuple[str, str | None, bool]) -> st.Kernel:
+    """The Report's ``kernel`` object; ``anchored``: the source's (filename, text, defined in the cell?)."""
+    filename, text, in_cell = anchored
+    src = artifact.source
+    kernel_text = src.kernel_text or ""
+    n_lines = max(kernel_text.rstrip("\n").count("\n") + 1, 1)
+    first_line = int(src.first_line) if src.first_line else 1
+    return {
+        "name": artifact.name,
+        "kind": kind,
+        "target": artifact.target,
+        "key": artifact.key,
+        "cache_hit": bool(artifact.cache_hit),
+        "compile_ms": compile_ms,
+        "launches": launches,
+        "source": {
+            "filename": filename,
+            "first_line": max(first_line, 1),
+            "last_line": first_line + n_lines - 1,
+            "text": text or kernel_text,
+            "kernel_text": kernel_text,
+            "in_cell": in_cell,
+        },
+    }
+
+
 def _orchestration(artifact: Any, runs: list[st.Run] | None, values: tuple[dict[str, int], Any] | None) \
         -> st.Orchestration:
     from workbench.report.orchestration import build
@@ -177,54 +233,22 @@ class Report:
         the launch's scalar values by TTGIR name and its grid (or None), which the orchestration payload's
         simulation follows loops with (default: those of the last run in ``runs``; a cell that only compiled
         has none there)."""
-        src = artifact.source
-        kernel_text = src.kernel_text or ""
-        n_lines = max(kernel_text.rstrip("\n").count("\n") + 1, 1)
-        src_filename, src_text = src.filename, src.text
-        # A cached artifact may come from an earlier version of the cell (same kernel source at the same
-        # line, other cell text around it): re-anchor it to the file the kernel object comes from now.
-        defined_in = _code_filename(kernel) if kernel is not None else None
-        if defined_in and defined_in != src_filename:
-            now_text = "".join(linecache.getlines(defined_in))
-            if now_text:
-                src_filename, src_text = defined_in, now_text
-        filename = cell_filename or src_filename
+        src_filename, src_text = _anchored_source(artifact.source, kernel)
         in_cell = cell_filename is not None and src_filename == cell_filename
-        kind = artifact.extra.get("kind") if isinstance(artifact.extra, dict) else None
-        if kind not in ("triton", "gluon", "tlx", "other"):
-            kind = kernel_kind(kernel) if kernel is not None else ("tlx" if "tlx" in artifact.stages else "triton")
+        kind = _kind_of(artifact, kernel)
         stages = _stage_entries(artifact)
         names = [s["name"] for s in stages]
         first = [s for s in (stages_first or []) if s in names]
-        if compile_ms is None and isinstance(artifact.extra, dict):
-            secs = artifact.extra.get("compile_seconds")
-            if secs is None:
-                secs = (artifact.extra.get("timings") or {}).get("total")
-            compile_ms = secs * 1e3 if isinstance(secs, (int, float)) else None
-        first_line = int(src.first_line) if src.first_line else 1
+        first_line = int(artifact.source.first_line) if artifact.source.first_line else 1
         diags = [_diagnostic(d, "compile") for d in (artifact.diagnostics or [])]
         diags += [_diagnostic(d) for d in (diagnostics or [])]
+        if compile_ms is None:
+            compile_ms = _compile_ms(artifact)
         return cls(
-            kernel={
-                "name": artifact.name,
-                "kind": kind,
-                "target": artifact.target,
-                "key": artifact.key,
-                "cache_hit": bool(artifact.cache_hit),
-                "compile_ms": compile_ms,
-                "launches": int(launches),
-                "source": {
-                    "filename": src_filename,
-                    "first_line": max(first_line, 1),
-                    "last_line": first_line + n_lines - 1,
-                    "text": src_text or kernel_text,
-                    "kernel_text": kernel_text,
-                    "in_cell": in_cell,
-                },
-            },
+            kernel=_kernel_entry(artifact, kind, compile_ms, int(launches), (src_filename, src_text, in_cell)),
             cell={
                 "source": cell_source if cell_source is not None else (src_text or ""),
-                "filename": filename,
+                "filename": cell_filename or src_filename,
                 "kernel_first_line": first_line if in_cell else None,
                 "magic_line": (cell_source or "").split("\n", 1)[0] if cell_source else "",
                 "cell_id": cell_id,
