@@ -65,6 +65,40 @@ def _rates(r: BenchResult, c: Counts | None) -> tuple[float | None, float | None
     return (c.flops / s / 1e12 if c.flops else None), (c.bytes / s / 1e12 if c.bytes else None)
 
 
+def _label(cfg: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in cfg.items())
+
+
+def _row(fn: Callable[..., Callable[[], Any]], cfg: dict[str, Any], reference: Callable[..., Callable[[], Any]] | None,
+         counts: Callable[..., Any] | Counts | None, opts: dict[str, Any], timer: Callable[..., BenchResult]) \
+        -> dict[str, Any]:
+    """One config's row: its timing (and the reference's, right after), rates, or the error that stopped it."""
+    row: dict[str, Any] = {**cfg, **{c: None for c in COLUMNS}}
+    label = _label(cfg)
+    try:
+        c = _counts(counts, cfg)
+        if c is not None:
+            row.update(flops=c.flops, bytes=c.bytes, counts_source=c.source)
+        r = timer(fn(**cfg), name=label, **opts)
+        row.update(median_ms=r.median_ms, p10_ms=r.p10_ms, p90_ms=r.p90_ms, spread=r.spread, stable=r.stable,
+                   runs=r.runs, method=r.method, warning=r.warning)
+        row["tflops"], row["tbs"] = _rates(r, c)
+        if reference is not None:
+            ref = timer(reference(**cfg), name=f"reference {label}", **opts)
+            row.update(ref_median_ms=ref.median_ms, ref_stable=ref.stable, ratio=ref.median_ms / r.median_ms)
+            row["ref_tflops"], row["ref_tbs"] = _rates(ref, c)
+    except Exception as exc:  # one bad config must not lose the sweep
+        if type(exc).__name__ == "GPURequiredError":
+            raise
+        row["error"] = f"{type(exc).__name__}: {exc}"
+    return row
+
+
+def _print_progress(done: int, total: int, elapsed: float, label: str) -> None:
+    end = "\n" if done == total else ""
+    print(f"\rsweep {done}/{total} [{elapsed:.0f}s] {label}"[:120].ljust(120), end=end, file=sys.stderr)
+
+
 def sweep(
     fn: Callable[..., Callable[[], Any]],
     configs: Mapping[str, Iterable[Any]] | Iterable[Mapping[str, Any]],
@@ -102,45 +136,11 @@ def sweep(
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
     for i, cfg in enumerate(rows_cfg):
-        row: dict[str, Any] = {**cfg, **{c: None for c in COLUMNS}}
-        label = ", ".join(f"{k}={v}" for k, v in cfg.items())
-        try:
-            c = _counts(counts, cfg)
-            if c is not None:
-                row.update(flops=c.flops, bytes=c.bytes, counts_source=c.source)
-            r = timer(fn(**cfg), name=label, **opts)
-            row.update(
-                median_ms=r.median_ms,
-                p10_ms=r.p10_ms,
-                p90_ms=r.p90_ms,
-                spread=r.spread,
-                stable=r.stable,
-                runs=r.runs,
-                method=r.method,
-                warning=r.warning,
-            )
-            row["tflops"], row["tbs"] = _rates(r, c)
-            if reference is not None:
-                ref = timer(reference(**cfg), name=f"reference {label}", **opts)
-                row.update(
-                    ref_median_ms=ref.median_ms, ref_stable=ref.stable, ratio=ref.median_ms / r.median_ms
-                )
-                row["ref_tflops"], row["ref_tbs"] = _rates(ref, c)
-        except Exception as exc:  # one bad config must not lose the sweep
-            if type(exc).__name__ == "GPURequiredError":
-                raise
-            row["error"] = f"{type(exc).__name__}: {exc}"
-        rows.append(row)
+        rows.append(_row(fn, cfg, reference, counts, opts, timer))
         if callable(show):
             show(i + 1, len(rows_cfg), cfg)
         elif show:
-            elapsed = time.perf_counter() - t0
-            end = "\n" if i + 1 == len(rows_cfg) else ""
-            print(
-                f"\rsweep {i + 1}/{len(rows_cfg)} [{elapsed:.0f}s] {label}"[:120].ljust(120),
-                end=end,
-                file=sys.stderr,
-            )
+            _print_progress(i + 1, len(rows_cfg), time.perf_counter() - t0, _label(cfg))
     df = pd.DataFrame(rows, columns=keys + COLUMNS)
     env = environment() if timer is bench else {"measured_at": None, "device": None}
     df.attrs.update(
