@@ -134,6 +134,47 @@ def _inline_block(inline: dict[str, str]) -> str:
     return "INLINE = {\n" + "\n".join(rows) + "\n}" if rows else "INLINE = {}"
 
 
+def _main_block(name: str, launch: Any, kernel: str, inputs: Inputs, reference: str | None, pt: str | None) -> str:
+    """The script's ``main()``: the device, the inputs, the launch, the reference and the compile-only path."""
+    return "\n".join([
+        "def main() -> None:",
+        "    device, why = repro_device(ARCH, WORKBENCH['kind'], WORKBENCH['compile_only'])",
+        "    run = why is None",
+        "    generator = torch.Generator(device=device).manual_seed(SEED)",
+        *(["    saved = torch.load(Path(__file__).with_name(PT), map_location='cpu')"] if pt else []),
+        *[f"    {line}" for line in inputs.lines],
+        "",
+        "    def launch() -> None:",
+        f"        {_launch_call(kernel, launch, inputs.args)}",
+        "",
+        *(["    def reference():", f"        return {reference}", ""] if reference else []),
+        "    def compile_only() -> dict:",
+        f"        return repro_compile({kernel}, SIGNATURE, CONSTEXPRS, ATTRS, OPTIONS, ARCH)",
+        "",
+        "    namespace = {**globals(), **locals()}  # the checks' names: the tensors above, after the launch",
+        f"    repro_run({literal(name)}, launch, {'reference' if reference else 'None'}, CHECKS, namespace, "
+        "why, compile_only, WORKBENCH, ATOL, RTOL, NOT_REPRODUCED)",
+    ])
+
+
+def _constants_block(launch: Any, saw: dict[str, Any], pt: str | None, checks: list[str], missing: list[str]) -> str:
+    """The script's constants: the seed, the target, the launch's signature and options, checks and tolerances."""
+    return "\n".join([
+        f"SEED = {SEED}",
+        f"ARCH = {saw['arch']}",
+        f"GRID = {literal(launch.grid or (1,))}",
+        f"PT = {literal(pt)}",
+        f"SIGNATURE = {literal(launch.signature)}",
+        f"CONSTEXPRS = {literal(launch.constexprs)}",
+        f"ATTRS = {literal(launch.attrs)}",
+        f"OPTIONS = {literal(launch.options)}",
+        f"ATOL, RTOL = {literal(launch.atol)}, {literal(launch.rtol)}",
+        f"CHECKS = [{', '.join(checks)}]",
+        f"NOT_REPRODUCED = {literal(missing)}",
+        f"WORKBENCH = {literal(saw)}",
+    ])
+
+
 def script_text(report: Any, script_name: str = "repro.py", pt_name: str = "repro.pt") -> tuple[str, dict[str, Any]]:
     """(the script's text, the tensors for its .pt file: empty when none is needed)."""
     from workbench.report import export_runtime as rt
@@ -167,39 +208,8 @@ def script_text(report: Any, script_name: str = "repro.py", pt_name: str = "repr
     missing += [p for p in dict.fromkeys(problems) if p not in " ".join(missing)]
     saw = _workbench_saw(report, launch)
     pt = pt_name if inputs.saved else None
-    main = "\n".join([
-        "def main() -> None:",
-        "    device, why = repro_device(ARCH, WORKBENCH['kind'], WORKBENCH['compile_only'])",
-        "    run = why is None",
-        "    generator = torch.Generator(device=device).manual_seed(SEED)",
-        *(["    saved = torch.load(Path(__file__).with_name(PT), map_location='cpu')"] if pt else []),
-        *[f"    {line}" for line in inputs.lines],
-        "",
-        "    def launch() -> None:",
-        f"        {_launch_call(kernel, launch, inputs.args)}",
-        "",
-        *(["    def reference():", f"        return {reference}", ""] if reference else []),
-        "    def compile_only() -> dict:",
-        f"        return repro_compile({kernel}, SIGNATURE, CONSTEXPRS, ATTRS, OPTIONS, ARCH)",
-        "",
-        "    namespace = {**globals(), **locals()}  # the checks' names: the tensors above, after the launch",
-        f"    repro_run({literal(report.name)}, launch, {'reference' if reference else 'None'}, CHECKS, namespace, "
-        "why, compile_only, WORKBENCH, ATOL, RTOL, NOT_REPRODUCED)",
-    ])
-    constants = "\n".join([
-        f"SEED = {SEED}",
-        f"ARCH = {saw['arch']}",
-        f"GRID = {literal(launch.grid or (1,))}",
-        f"PT = {literal(pt)}",
-        f"SIGNATURE = {literal(launch.signature)}",
-        f"CONSTEXPRS = {literal(launch.constexprs)}",
-        f"ATTRS = {literal(launch.attrs)}",
-        f"OPTIONS = {literal(launch.options)}",
-        f"ATOL, RTOL = {literal(launch.atol)}, {literal(launch.rtol)}",
-        f"CHECKS = [{', '.join(checks)}]",
-        f"NOT_REPRODUCED = {literal(missing)}",
-        f"WORKBENCH = {literal(saw)}",
-    ])
+    main = _main_block(report.name, launch, kernel, inputs, reference, pt)
+    constants = _constants_block(launch, saw, pt, checks, missing)
     text = "\n\n\n".join([
         _header(report, saw, inputs, missing, script_name, pt),
         "from __future__ import annotations\n\n" + sources.text(_INTERPRET).strip(),
