@@ -67,8 +67,32 @@ def from_compilation_error(e: BaseException, source: Any) -> CompileError:
         lineno = begin + rel - 1
     msg = (getattr(inner, "error_message", None) or str(e) or "compilation failed").strip()
     msg = re.sub(r"^\w+Error\('(.*)'\)$", r"\1", msg, flags=re.S)
+    hint = _not_implemented_hint() if _caused_by(inner, NotImplementedError) else hint_for(msg)
     return CompileError(msg, filename=source.filename, lineno=lineno, col=col,
-                        source_line=_line_of(source.text, lineno), hint=hint_for(msg))
+                        source_line=_line_of(source.text, lineno), hint=hint)
+
+
+def _caused_by(e: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``e`` was raised from (or while handling) an exception of type ``kind``."""
+    seen, cur = set(), e.__cause__ or e.__context__
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, kind):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _not_implemented_hint() -> str:
+    """The hint of an op that the installed TLX plugin does not implement: no change to the kernel's sizes helps."""
+    from importlib import metadata
+
+    try:
+        where = f"triton-utlx {metadata.version('triton-utlx')}"
+    except metadata.PackageNotFoundError:
+        where = "the installed Triton"
+    return (f"{where} does not implement this op (NotImplementedError): no change of sizes or stages makes it "
+            "compile; write the kernel without it")
 
 
 def _find_def_line(text: str, def_line: str) -> int | None:

@@ -5,7 +5,9 @@
   warpgroups splitting the tile), persistent;
 - :mod:`.ws_pingpong`: (3) persistent ping-pong GEMM (consumer warpgroups alternate tiles, ordered by
   named barriers);
-- :mod:`.triton_dot`: the baseline, Triton's ``tl.dot`` over a comparable config set.
+- :mod:`.triton_dot`: the baseline, Triton's ``tl.dot`` over a comparable config set;
+- :mod:`.cluster_multicast`: (6) a 2-CTA cluster GEMM with TMA multicast, written out but not in ``MODULES``:
+  uTLX 3.8.0.post16 cannot build it (``tests/kernels/test_gemm_cluster_compile.py`` pins the errors).
 
 Every module has ``CONFIGS`` (first = default), ``DEFAULT``, ``prepare(a, b, config, out)`` (the launch
 arguments; CPU tensors work, for compile-only inspection), ``launch(a, b, config, out)`` (one plain
