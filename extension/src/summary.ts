@@ -45,10 +45,11 @@ export function timingLine(t: Timing): string {
   if (sig(t.p10_ms) && sig(t.p90_ms)) {
     out += ` (p10 ${sig(t.p10_ms)}, p90 ${sig(t.p90_ms)}; ${t.runs} runs, ${t.method}, L2 ${t.l2})`;
   }
-  if (fixed(t.tflops, 1)) {
+  // a rate of a count nobody gave (0: e.g. --flops without --bytes, in Reports recorded before that was fixed)
+  if (fixed(t.tflops, 1) && t.flops !== 0) {
     out += `, ${fixed(t.tflops, 1)} TFLOP/s`;
   }
-  if (fixed(t.tbs, 3)) {
+  if (fixed(t.tbs, 3) && t.bytes !== 0) {
     out += `, ${fixed(t.tbs, 3)} TB/s`;
   }
   return t.stable === false ? `${out} [unstable]` : out;

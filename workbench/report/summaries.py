@@ -56,9 +56,10 @@ def _timing(t: dict[str, Any]) -> str:
     out = f"median {med} ms" if med else "no median"
     if p10 and p90:
         out += f" (p10 {p10}, p90 {p90}; {t.get('runs')} runs, {t.get('method')}, L2 {t.get('l2')})"
-    if _num(t.get("tflops"), ".1f"):
+    # a rate of a count nobody gave (0: e.g. --flops without --bytes, in Reports recorded before that was fixed)
+    if _num(t.get("tflops"), ".1f") and t.get("flops") != 0:
         out += f", {t['tflops']:.1f} TFLOP/s"
-    if _num(t.get("tbs"), ".3f"):
+    if _num(t.get("tbs"), ".3f") and t.get("bytes") != 0:
         out += f", {t['tbs']:.3f} TB/s"
     if t.get("stable") is False:
         out += " [unstable]"

@@ -1,0 +1,23 @@
+/** The timing line shows a rate only for a count that was given (a 0 count: not given). */
+import { describe, expect, it } from 'vitest';
+import { timingLine } from '../src/summary';
+import type { Timing } from '../src/schema';
+
+const base: Timing = {
+  name: 'k', median_ms: 1.637, p10_ms: 1.48, p90_ms: 1.644, runs: 64, method: 'cuda-events', l2: 'flushed',
+  stable: true, flops: 9.62e11, bytes: 0, tflops: 587.7, tbs: 0,
+};
+
+describe('timingLine', () => {
+  it('leaves out the TB/s of bytes nobody counted (recorded as 0)', () => {
+    const line = timingLine(base);
+    expect(line).toContain('587.7 TFLOP/s');
+    expect(line).not.toContain('TB/s');
+  });
+  it('shows both rates when both counts were given', () => {
+    expect(timingLine({ ...base, bytes: 3.3e9, tbs: 2.016 })).toContain('587.7 TFLOP/s, 2.016 TB/s');
+  });
+  it('shows neither without counts', () => {
+    expect(timingLine({ ...base, flops: null, bytes: null, tflops: null, tbs: null })).not.toMatch(/TFLOP|TB\/s/);
+  });
+});
