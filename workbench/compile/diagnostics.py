@@ -115,6 +115,8 @@ def from_backend_error(e: Exception, captured: str, source: Any) -> CompileError
         if same_file(m.group(1), source.filename):
             lineno, col, message = int(m.group(2)), int(m.group(3)) - 1, m.group(4).strip()
             break
+    if message is None or message.startswith(_GENERIC_PIPELINE_FAILURE):
+        message = _assertion(text) or message
     if message is None:
         message = first_mlir_error(text)
     if message is None:
@@ -126,6 +128,20 @@ def from_backend_error(e: Exception, captured: str, source: Any) -> CompileError
                         lineno=lineno, col=col, source_line=_line_of(source.text, lineno), hint=hint_for(message))
 
 
+_GENERIC_PIPELINE_FAILURE = "Failures have been detected while processing an MLIR pass pipeline"
+_ASSERTION = re.compile(r"Assertion `(.+?)' failed")
+
+
+def _assertion(text: str) -> str | None:
+    """What a failed C++ assertion in a pass says (its quoted reason when it has one), e.g. "WGMMA type or shape is
+    not supported": MLIR then only reports that the pipeline failed, at the kernel's ``def``."""
+    m = _ASSERTION.search(text)
+    if m is None:
+        return None
+    quoted = re.search(r'"([^"]+)"', m.group(1))
+    return f"{quoted.group(1) if quoted else m.group(1)} (an assertion in Triton's backend failed)"
+
+
 def _failed_stage(text: str) -> str | None:
     m = re.search(r"PassManager::run failed|pass_manager.*?failed|(\w+) pipeline failed", text)
     if m and "PassManager" in m.group(0):
@@ -133,18 +149,31 @@ def _failed_stage(text: str) -> str | None:
     return None
 
 
+_SHAPE_WORDS = ("compatible", "broadcast", "mismatch", "same shape", "must be equal", "incompatible")
+
+
 def hint_for(msg: str) -> str | None:
     low = msg.lower()
     if "is not defined" in low:
         return "inside a kernel only arguments, constexpr globals and jit functions are visible"
-    if "shape" in low or "broadcast" in low:
+    if "shape/strides/offsets" in low and "float" in low:
+        return "a Python float stands where Triton wants an integer (an index, an offset, a phase): make it an int"
+    if "descriptor block and tensor" in low:
+        return ("a TMA copy's buffer must have its descriptor's block shape: compare the tlx.local_alloc shape with "
+                "the block_shape of the TensorDescriptor (or tl.make_tensor_descriptor) it is copied with")
+    if "wgmma type or shape is not supported" in low:
+        return ("no wgmma exists for these tlx.async_dot operands: bf16, fp16 or fp8 tiles in shared memory are the "
+                "usual case (fp32 ones run as tf32 and must be K-major), with M a multiple of 64")
+    if "shape" in low and any(w in low for w in _SHAPE_WORDS):
         return "check the shapes of the operands on this line"
     if "out of resource" in low or "shared memory" in low:
         return "reduce block sizes, the number of buffers (stages) or the epilogue buffer"
     if "power of 2" in low:
         return "block sizes passed to tl.arange must be powers of two"
+    if "must be a descriptor of nxi64" in low:  # given the whole array of barriers
+        return "a wait, arrive or expect takes one barrier: index the array tlx.alloc_barriers made (bars[i])"
     if "barrier" in low:
-        return "check the barrier's type (tlx.alloc_barriers(...) then tlx.local_view(bars, i)) and its phase"
+        return "check the barrier's type (tlx.alloc_barriers(...) then bars[i]) and its phase"
     if "registers" in low or "setmaxnreg" in low:
         return "register budgets (async_task(registers=...)) must be multiples of 8 between 24 and 256"
     return None
