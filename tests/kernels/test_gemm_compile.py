@@ -188,6 +188,17 @@ def test_prepare_takes_tiny_and_skinny_shapes(shape):
             assert [d.shape for d in args[:3]] and grid[0] >= 1, name
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("n", [16, 4096, 1000, 7, 1])
+def test_new_out_is_what_empty_out_makes(n, dtype):
+    """The public matmul allocates through new_out (a.new_empty unless the row needs padding): same shape, strides
+    and dtype as empty_out, hence the same launch and the same cached plan."""
+    a, b = torch.empty(33, 64, dtype=dtype), torch.empty(64, n, dtype=dtype)
+    got, want = C.new_out(a, b), C.empty_out(33, n, dtype, "cpu")
+    assert (got.shape, got.stride(), got.dtype, got.device) == (want.shape, want.stride(), want.dtype, want.device)
+    assert (got.stride(0) * got.element_size()) % 16 == 0
+
+
 def test_empty_problems_need_no_kernel():
     a, b = torch.ones(8, 0, dtype=torch.bfloat16), torch.ones(0, 16, dtype=torch.bfloat16)
     for mod in G.MODULES.values():

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tlx_kernels import launch as L
-from tlx_kernels.gemm.common import check_operands, empty_out, empty_product
+from tlx_kernels.gemm.common import check_operands, empty_out, empty_product, new_out
 from tlx_kernels.gemm.tuning import config_name, problem_key
 from tlx_kernels.tuner import Tuner
 
@@ -40,7 +40,7 @@ class Matmul:
         done = empty_product(a, b, out)
         if done is not None:
             return done
-        c = out if out is not None else empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
+        c = out if out is not None else new_out(a, b)
         if self.before is not None:
             self.before(a)
         prepared = self.prepare(a, b, config or self.configs[0], c)
@@ -78,7 +78,7 @@ class Matmul:
             self.graphs.replay(key, (a, b, out), lambda: self.matmul(a, b, config=config, out=out), "matmul")
             return out
         if self.plans.get(key) is not None:  # then the operands were checked when it was made
-            c = out if out is not None else empty_out(a.shape[0], b.shape[1], a.dtype, a.device)
+            c = out if out is not None else new_out(a, b)
             if self.plans.launch(key, (a, b, c)):
                 return c
         return self._launch(a, b, config if config is not None else self.config_for(a, b), out, key)
