@@ -130,6 +130,7 @@ def gemm_parts(n: int, calls: int, rounds: int) -> list[dict]:
         "torch.empty((n, n), dtype=, device=)": lambda: torch.empty((n, n), dtype=a.dtype, device=a.device),
         "a.new_empty((n, n))": lambda: a.new_empty((n, n)),
         "C.empty_out(n, n, dtype, device)": lambda: C.empty_out(n, n, a.dtype, a.device),
+        "C.new_out(a, b) (what matmul allocates with)": lambda: C.new_out(a, b),
         "call_key(a, b, None, None)": lambda: call_key(a, b, None, None),
         "plans.get(key)": lambda: plans.get(key),
         "plans.launch(key, (a, b, c))": lambda: plans.launch(key, (a, b, c)),
