@@ -179,3 +179,31 @@ def test_findings_serialise_for_the_report():
     assert set(d) == {"rule", "severity", "line", "message", "related", "hint"}
     assert all(set(r) == {"line", "message"} for r in d["related"])
     assert d["related"] and all(isinstance(r["line"], int) for r in d["related"])
+
+
+def test_a_kernel_served_from_tritons_cache_under_another_files_name_keeps_its_finding_lines(tmp_path, monkeypatch):
+    """Triton's cache keys a kernel by its text and first line, not its file: a copy of ring_kernels.py (same
+    lines) is served the IR compiled from ring_kernels.py, whose locations name that file; the copy's findings
+    are still at its own lines."""
+    import importlib.util
+
+    from workbench.compile import cache
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("TLX_WORKBENCH_CACHE_DIR", str(tmp_path / "wb"))
+    cache.clear(memory=True)
+    x = torch.empty(BM, K, dtype=torch.float16)
+    out = torch.empty(2 * BM, BK, dtype=torch.float16)
+    desc = TensorDescriptor(x, [BM, K], [K, 1], [BM, BK])
+    args = (desc, out, K)
+    params = dict(BM=BM, BK=BK, STAGES=STAGES, strict=True)
+    first = check(R.too_few_arrivals, *args, **params)  # fills Triton's cache from ring_kernels.py
+    copy = tmp_path / "ring_copy.py"
+    copy.write_text(open(R.__file__).read())
+    spec = importlib.util.spec_from_file_location("ring_copy", copy)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    again = check(mod.too_few_arrivals, *args, **params)
+    want = marked_line(R.too_few_arrivals, "# BUG: arrive-count")
+    assert [f.line for f in first if f.rule == "arrive-count"] == [want]
+    assert [f.line for f in again if f.rule == "arrive-count"] == [want]

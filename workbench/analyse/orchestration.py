@@ -30,9 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.analyse.orchestration_ops import VIEW_OPS, SyncOp, classify, tma_operands
-from workbench.analyse.srcmap import same_file
+from workbench.analyse.srcmap import same_file, served_as
 from workbench.ir.mlir import Module, Op, Region, element_bytes, kernel_function, memdesc_type, parse_ttgir, walk
-from workbench.ir.mlir_loc import first_file
 
 _COUNT = re.compile(r"^%[\w.$#-]+\s*,\s*(-?\d+)")
 
@@ -158,11 +157,6 @@ class _LineMapper:
                      if not loc.inlined and any(same_file(loc.file, f) for f in self.files)), None)
 
 
-def _aliases(ttgir: str, filename: str) -> set[str]:
-    first = first_file(ttgir)
-    return {first} if first and first.startswith("<") and not same_file(first, filename) else set()
-
-
 def build_model(artifact) -> Orchestration:
     """The orchestration model of ``artifact`` (an Artifact with a ``ttgir`` stage)."""
     ttgir = artifact.stages.get("ttgir", "")
@@ -170,7 +164,7 @@ def build_model(artifact) -> Orchestration:
     func = kernel_function(module)
     src = artifact.source
     n_lines = len((src.kernel_text or "").splitlines()) or 10_000
-    to_line = _LineMapper(src.filename, src.first_line, n_lines, _aliases(ttgir, src.filename))
+    to_line = _LineMapper(src.filename, src.first_line, n_lines, served_as(ttgir, src.filename))
     model = Orchestration(kernel=artifact.name, target=artifact.target, filename=src.filename, tasks=[],
                           buffers=[], barriers=[], shared_bytes=int(artifact.metadata.shared_bytes or 0),
                           warp_specialized="ttg.warp_specialize" in ttgir,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from workbench.analyse.llvm_dbg import llvm_line_locations
 from workbench.analyse.ptx_loc import ptx_line_locations
 from workbench.ir.loc import Loc
-from workbench.ir.mlir_loc import mlir_line_locations
+from workbench.ir.mlir_loc import first_file, mlir_line_locations
 from workbench.ir.sass import sass_line_locations
 
 __all__ = ["Loc", "build_line_map", "invert", "same_file", "stage_locations"]
@@ -39,6 +39,15 @@ def same_file(a: str, b: str) -> bool:
         return True
     # DIFile/.file may spell a relative or bracketed name differently ("./<cell>" vs "<cell>")
     return os.path.basename(na) == os.path.basename(nb) and (na.startswith("<") or nb.startswith("<"))
+
+
+def served_as(module_text: str, user_file: str) -> set[str]:
+    """The other name a compiled module's locations may give the user's file: Triton's cache is keyed by a kernel's
+    source and first line, not its file, so a kernel compiled before from an identical cell or file at the same line
+    comes back with that one's name (its lines are the user's: same text, same first line). The kernel's own
+    location, the module's first file location, says which name this compile carries (empty set: the user's)."""
+    first = first_file(module_text)
+    return {first} if first and not same_file(first, user_file) else set()
 
 
 def build_line_map(

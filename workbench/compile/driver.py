@@ -14,14 +14,13 @@ import dataclasses
 import io
 import linecache
 import os
-import re
 import tempfile
 import time
 from typing import Any
 
 from workbench.analyse.gluon_form import gluon_form
 from workbench.analyse.layouts import linear_layouts, parse_layouts
-from workbench.analyse.srcmap import build_line_map, same_file, stage_locations
+from workbench.analyse.srcmap import build_line_map, same_file, served_as, stage_locations
 from workbench.compile import cache, triton_reach
 from workbench.compile.binding import Bound, bind, bind_signature
 from workbench.compile.diagnostics import first_mlir_error, from_backend_error, from_compilation_error
@@ -171,20 +170,10 @@ def _triton_compile(fn, bound: Bound, gpu_target, source: SourceInfo):
     return compiled, out.getvalue()
 
 
-_LOC_FILE = re.compile(r'loc\("([^"]+)":\d+:\d+\)')
-
-
 def _line_mapper(stages: dict[str, str], user_file: str):
-    """(file, line) in a stage's locations -> the user's line, or None.
-
-    Triton's cache is keyed by the kernel's source and first line, not its file: a kernel compiled
-    before from an identical cell or file at the same line comes back with that one's name in its
-    locations (its lines are ours: same text, same first line). The kernel's own location (the first
-    one in TTIR) tells which name this compile carries."""
-    m = _LOC_FILE.search(stages.get("ttir") or stages.get("ttgir") or "")
-    aliases = {user_file}
-    if m and not same_file(m.group(1), user_file):
-        aliases.add(m.group(1))
+    """(file, line) in a stage's locations -> the user's line, or None (``served_as``: the name a kernel served
+    from Triton's cache may carry for the user's file)."""
+    aliases = {user_file} | served_as(stages.get("ttir") or stages.get("ttgir") or "", user_file)
     return lambda f, ln: ln if any(same_file(f, a) for a in aliases) else None
 
 
