@@ -207,3 +207,14 @@ def test_a_kernel_served_from_tritons_cache_under_another_files_name_keeps_its_f
     want = marked_line(R.too_few_arrivals, "# BUG: arrive-count")
     assert [f.line for f in first if f.rule == "arrive-count"] == [want]
     assert [f.line for f in again if f.rule == "arrive-count"] == [want]
+
+
+def test_roles_written_without_async_tasks_are_said_to_be_no_roles():
+    """``tlx.async_task`` with no ``tlx.async_tasks()`` around it compiles to one warp-uniform body: the checks say
+    so at the first role's line (and, run in turn, the ring's producer stalls: the run shows that too)."""
+    findings = ring_findings("roles_without_async_tasks")
+    line = marked_line(R.roles_without_async_tasks, "# BUG: task-outside-tasks")
+    f = next((f for f in findings if f.rule == "task-outside-tasks"), None)
+    assert f is not None and f.line == line and f.severity == "warning", [str(g) for g in findings]
+    assert "not warp-specialized" in f.message and "async_tasks()" in f.hint
+    assert not [g for g in ring_findings("ring_ok") if g.rule == "task-outside-tasks"]

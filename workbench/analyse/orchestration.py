@@ -110,6 +110,7 @@ class Orchestration:
     func: Op | None = field(default=None, repr=False)
     refs: dict[int, dict[str, tuple[str, int]]] = field(default_factory=dict, repr=False)
     to_line: Any = field(default=None, repr=False)  # Op -> the user's line
+    kernel_lines: tuple[int, int] | None = None  # the kernel's first and last line in source_lines
 
     def line_text(self, line: int | None) -> str:
         if line is None or not 0 < line <= len(self.source_lines):
@@ -170,7 +171,8 @@ def build_model(artifact) -> Orchestration:
                           warp_specialized="ttg.warp_specialize" in ttgir,
                           source_lines=(src.text or "").splitlines(), module=module, func=func, to_line=to_line,
                           registers_used=artifact.metadata.registers,
-                          ptxas_log=str((artifact.metadata.extra or {}).get("ptxas", "")))
+                          ptxas_log=str((artifact.metadata.extra or {}).get("ptxas", "")),
+                          kernel_lines=(src.first_line, src.first_line + n_lines - 1) if src.kernel_text else None)
     if func is None:
         return model
     _Builder(model, to_line, artifact.metadata.tasks or []).build(func)

@@ -34,6 +34,8 @@ Rules (``Finding.rule``):
   256, under 24 or not a multiple of 8 (setmaxnreg's range; Triton gave another budget), requests
   that do not fit the CTA's 64K registers with at least 24 per thread left for the default task
   (Triton drops them all: no setmaxnreg), ``registers=`` on the default task (not passed on).
+* ``task-outside-tasks`` (warning): ``tlx.async_task`` in the kernel's source with no ``tlx.async_tasks()``
+  block, so no warp specialization (source + TTGIR).
 * ``not-followed`` (info): a task the simulation could not follow past a line.
 * ``checks-failed`` (info): the model could not be read; nothing was checked.
 """
@@ -103,6 +105,7 @@ def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...
     rules_static.narrowing_store(ctx)
     rules_static.wait_never_completes(ctx)
     rules_static.unwritten_buffer(ctx)
+    rules_static.task_outside_tasks(ctx)
     rules_bounds.index_out_of_range(ctx)
     rules_global.global_out_of_bounds(ctx, values, tuple(grid) if grid else None)
     rules_phases.first_wait_passes(ctx)

@@ -1,7 +1,9 @@
 """Rules read off the model alone: waits nothing completes, buffers nothing writes, shared memory
-over the limit, narrowing stores."""
+over the limit, narrowing stores, roles written outside ``tlx.async_tasks()``."""
 
 from __future__ import annotations
+
+import re
 
 from workbench.check.context import COMPLETES, READS, WRITES, Context
 from workbench.check.findings import Finding, related
@@ -131,3 +133,30 @@ def _same_loc(a: Op, b: Op) -> bool:
     la = next((loc for loc in a.locs if not loc.inlined), None)
     lb = next((loc for loc in b.locs if not loc.inlined), None)
     return la is not None and lb is not None and (la.file, la.line, la.col) == (lb.file, lb.line, lb.col)
+
+
+_ASYNC_TASK = re.compile(r"\basync_task\s*\(")
+_ASYNC_TASKS = re.compile(r"\basync_tasks\s*\(")
+
+
+def task_outside_tasks(ctx: Context) -> None:
+    """``with tlx.async_task(...)`` written in the kernel with no ``with tlx.async_tasks():`` around it compiles as
+    plain code: no warp specialization (TTGIR has no ``ttg.warp_specialize``), every warp runs each role's body in
+    turn. Nothing in the compiled kernel shows the roles were meant; the kernel's source does."""
+    model = ctx.model
+    if model.warp_specialized or model.kernel_lines is None:
+        return
+    lo, hi = model.kernel_lines
+    code = {line: model.line_text(line).split("#", 1)[0] for line in range(lo, hi + 1)}
+    if any(_ASYNC_TASKS.search(text) for text in code.values()):
+        return  # roles inside async_tasks() that Triton did not need to specialize (a lone default task)
+    line = next((ln for ln, text in code.items() if _ASYNC_TASK.search(text)), None)
+    if line is None:
+        return
+    ctx.add(Finding(
+        "task-outside-tasks", "warning", line,
+        "`tlx.async_task` here is not inside a `with tlx.async_tasks():` block, so it declares no role: the kernel "
+        "is not warp-specialized and every warp runs each task's body one after the other (a producer's waits on "
+        "slots its consumer has yet to free then never complete).", [],
+        "put the roles in one block: with tlx.async_tasks(): / with tlx.async_task(\"default\"): ... / "
+        "with tlx.async_task(num_warps=4): ..."))
