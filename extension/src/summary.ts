@@ -75,7 +75,7 @@ export function rooflineBody(m: Roofline): string {
   if (fixed(m.achieved_tflops, 1)) {
     const f = pct(m.roof_fraction);
     const measured = m.measured_peak_tflops;
-    const vs = m.bound === 'compute' && typeof measured === 'number' && measured > 0
+    const vs = m.bound !== 'memory' && typeof measured === 'number' && measured > 0
       ? `, ${pct((m.achieved_tflops as number) / measured)} of the measured ceiling` : '';
     // a Report from before the datasheet roof (2.1): its roof was the measured ceiling
     const old = m.measured_peak_tflops === undefined && (m.roof_fraction ?? 0) > 1;

@@ -21,3 +21,16 @@ describe('timingLine', () => {
     expect(timingLine({ ...base, flops: null, bytes: null, tflops: null, tbs: null })).not.toMatch(/TFLOP|TB\/s/);
   });
 });
+
+describe('rooflineBody', () => {
+  it('claims no bound without a byte count, and still compares with the compute roofs', async () => {
+    const { rooflineBody } = await import('../src/summary');
+    const line = rooflineBody({
+      kind: 'roofline', bound: null, intensity: null, achieved_tflops: 587.7, roof_fraction: 0.59,
+      measured_peak_tflops: 675, peak_tflops: 989, bandwidth_tbs: 4.8
+    } as any);
+    expect(line).not.toContain('bound');
+    expect(line).toContain('intensity unknown (no byte count: --bytes)');
+    expect(line).toContain('87% of the measured ceiling');
+  });
+});

@@ -174,3 +174,20 @@ def test_a_kernel_above_the_measured_ceiling_stays_under_the_datasheet_roof_and_
     # the other dtypes' roofs in the chart are the datasheet's too (fp16 is no measured 690 line among roofs)
     names = [t.name for t in fast.figure().data]
     assert "fp16 roof 690" not in names and "tf32 roof 494" in names and "fp8 roof 1979" in names, names
+
+
+def test_without_a_byte_count_no_bound_is_claimed():
+    """--flops without --bytes: the intensity is unknown, so neither the Report, its summary, the text nor the
+    chart calls the kernel compute-bound; the achieved rate is still set against the compute roofs."""
+    from workbench.report.summaries import _roofline
+
+    c = Ceilings("NVIDIA H200", "measured", {"bf16": 687.0, "fp16": 690.0, "fp8": None, "tf32": 380.0}, 4.2,
+                 datasheet=datasheet("H200"), measured_at="2026-12-03T00:00:00+00:00", driver="580")
+    r = roofline(9.6e11, 0, seconds=9.6e11 / 587.7e12, device=c)
+    d = r.to_dict()
+    assert d["bound"] is None and d["intensity"] is None
+    line = _roofline(d)
+    assert "bound" not in line and "intensity unknown (no byte count: --bytes)" in line
+    assert "achieved 587.7 TFLOP/s" in line and "of the measured ceiling" in line
+    assert "intensity unknown" in r.summary() and "compute-bound" not in r.summary()
+    assert "compute-bound" not in r.figure().layout.title.text

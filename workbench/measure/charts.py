@@ -106,7 +106,8 @@ def roofline_figure(r: Roofline, other_dtypes: bool = True):
     _points(fig, r, points, hi)
     est = " (counts estimated)" if r.counts.is_estimate else ""
     fig.update_layout(
-        title=f"Roofline: {r.name}, {r.bound}-bound{est}<br><sup>{r.label()}</sup>",
+        title=f"Roofline: {r.name}, {f'{r.bound}-bound' if r.bytes > 0 else 'intensity unknown (no byte count)'}{est}"
+              f"<br><sup>{r.label()}</sup>",
         xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)"},
         yaxis={"type": "log", "title": "TFLOP/s"},
         legend={"font": {"size": 10}},

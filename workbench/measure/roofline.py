@@ -190,11 +190,12 @@ class Roofline:
     def summary(self) -> str:
         c = self.counts
         est = " (estimated from the arguments)" if c.is_estimate else ""
+        where = (f"intensity {self.intensity:.3g} FLOP/byte, {self.bound}-bound" if self.bytes > 0
+                 else "intensity unknown (no byte count)")
         lines = [
-            f"{self.name}: {self.flops:.4g} FLOP, {self.bytes:.4g} bytes{est}; intensity "
-            f"{self.intensity:.3g} FLOP/byte, {self.bound}-bound against {self.ceilings.describe()} "
-            f"({self.dtype} peak {self.peak_tflops:.0f} TFLOP/s, {self.bandwidth_tbs:.2f} TB/s, "
-            f"ridge {self.ridge:.0f} FLOP/byte)"
+            f"{self.name}: {self.flops:.4g} FLOP, {self.bytes:.4g} bytes{est}; {where} against "
+            f"{self.ceilings.describe()} ({self.dtype} peak {self.peak_tflops:.0f} TFLOP/s, "
+            f"{self.bandwidth_tbs:.2f} TB/s, ridge {self.ridge:.0f} FLOP/byte)"
         ]
         if self.seconds is not None:
             lines.append(
@@ -218,7 +219,7 @@ class Roofline:
             "bytes": json_num(self.bytes),
             "counts": self.counts.to_dict(),
             "intensity": json_num(self.intensity),
-            "bound": self.bound,
+            "bound": self.bound if self.bytes > 0 else None,  # no byte count: no intensity, no bound to claim
             "ridge": json_num(self.ridge),
             "peak_tflops": json_num(self.peak_tflops),
             "bandwidth_tbs": json_num(self.bandwidth_tbs),

@@ -80,13 +80,13 @@ def _bench(m: dict[str, Any]) -> str:
 
 def _roofline(m: dict[str, Any]) -> str:
     bits = [f"{m['bound']}-bound" if m.get("bound") else None]
-    if _num(m.get("intensity"), ".1f"):
-        bits.append(f"intensity {m['intensity']:.1f} FLOP/B")
+    bits.append(f"intensity {m['intensity']:.1f} FLOP/B" if _num(m.get("intensity"), ".1f")
+                else "intensity unknown (no byte count: --bytes)")
     if _num(m.get("achieved_tflops"), ".1f"):
         frac = _pct(m.get("roof_fraction"))
         measured = m.get("measured_peak_tflops")
         vs = (f", {m['achieved_tflops'] / measured:.0%} of the measured ceiling"
-              if m.get("bound") == "compute" and _num(measured, ".0f") else "")
+              if m.get("bound") != "memory" and _num(measured, ".0f") else "")
         old = "measured_peak_tflops" not in m and (m.get("roof_fraction") or 0) > 1  # its roof was the measured one
         what = (f" ({frac} of the measured ceiling: cuBLAS's rate at the clock of its measurement)" if old
                 else f" ({frac} of the roof{vs})")
