@@ -133,6 +133,16 @@ def test_check_without_run_is_skipped(ip):
     assert c["status"] == "skipped" and "--compile-only" in c["message"]
 
 
+def test_timeline_and_bench_of_a_compile_only_cell_say_compile_only(ip):
+    """On a GPU or not, --compile-only is why nothing was timed: the skip says so (not "no GPU")."""
+    res, outputs, _ = run(ip, "%%tlx --compile-only --bench --timeline\n" + ADD)
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    assert d["timeline"]["status"] == "skipped" and d["timeline"]["reason"].startswith("--compile-only")
+    [m] = d["measurements"]
+    assert m["status"] == "skipped" and m["reason"].startswith("--compile-only") and not m["errors"]
+
+
 def test_syntax_error_fails_with_cell_line(ip):
     res, outputs, _ = run(ip, "%%tlx\n" + SYNTAX_ERROR)
     assert not res.success and not reports(outputs)

@@ -97,10 +97,18 @@ def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> list[d
     except Exception as ex:
         return [{**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}]
     items = report_items(section)
-    if items[0]["status"] == "skipped" and not items[0]["reason"]:
-        why = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
-        items[0]["reason"] = why
+    if entry.relaunch is None and items[0]["timing"] is None:  # nothing ran to time: skipped, and why (not an error)
+        items[0].update(status="skipped", reason=_why_not_on_gpu(entry, device), errors=[])
     return items
+
+
+def _why_not_on_gpu(entry: Captured, device: Any) -> str:
+    """Why a section that needs the kernel run on the GPU has nothing: what its launch said (``--compile-only``,
+    an interpreter run, ...) when it said it, else the device."""
+    reason = next((r.get("reason") for r in reversed(entry.runs) if not r.get("ran") and r.get("reason")), None)
+    if reason and (device.available or "no GPU" not in reason):
+        return reason
+    return f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
 
 
 def timeline(entry: Captured, device: Any, level: str = "fine") -> dict[str, Any]:
@@ -108,8 +116,7 @@ def timeline(entry: Captured, device: Any, level: str = "fine") -> dict[str, Any
     (``workbench.measure.timeline``)."""
     base = _base("timeline", "workbench.measure.timeline", device)
     if entry.relaunch is None:
-        why = f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
-        return {**base, "status": "skipped", "reason": why}
+        return {**base, "status": "skipped", "reason": _why_not_on_gpu(entry, device)}
     try:
         section = timeline_section(entry.relaunch, kernel=entry.kernel, grid=entry.grid, args=entry.bound,
                                    artifact=entry.artifact, level=level)
