@@ -45,3 +45,34 @@ def pingpong_ring(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES
                     tlx.named_barrier_arrive(10 - cid, 256)  # every slot of this tile waited on: the other's turn
             offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
             tl.store(out_ptr + cid * BM * BK + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def one_way_handover(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    """Consumer 1 only arrives at named barrier 9, consumer 0 only waits there: a named barrier counts threads,
+    so consumer 1, a ring's depth ahead, arrives twice in one generation and completes it alone; consumer 0's
+    wait then belongs to a generation no one else arrives at."""
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=2)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                tlx.barrier_wait(empty[s], ((k // STAGES) & 1) ^ 1)
+                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4, replicate=2):
+            cid: tl.constexpr = tlx.async_task_replica_id()
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                if cid == 0:
+                    tlx.named_barrier_wait(9, 256)  # BUG: hang
+                else:
+                    tlx.named_barrier_arrive(9, 256)
+                tlx.barrier_wait(full[s], (k // STAGES) & 1)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :] + cid * BM * BK
+            tl.store(out_ptr + offs, acc.to(tl.float16))

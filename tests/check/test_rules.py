@@ -218,3 +218,16 @@ def test_roles_written_without_async_tasks_are_said_to_be_no_roles():
     assert f is not None and f.line == line and f.severity == "warning", [str(g) for g in findings]
     assert "not warp-specialized" in f.message and "async_tasks()" in f.hint
     assert not [g for g in ring_findings("ring_ok") if g.rule == "task-outside-tasks"]
+
+
+def test_a_one_way_named_barrier_handover_is_said_to_run_ahead():
+    """A task that only arrives at a named barrier fills generations alone (it counts threads, not tasks): the
+    hang is found at the waiter's line, with the arriving task named and a two-way hand-off as the fix."""
+    x = torch.empty(BM, K, dtype=torch.float16)
+    out = torch.empty(2 * BM, BK, dtype=torch.float16)
+    desc = TensorDescriptor(x, [BM, K], [K, 1], [BM, BK])
+    findings = check(H.one_way_handover, desc, out, K, BM=BM, BK=BK, STAGES=STAGES, strict=True)
+    [f] = [f for f in findings if f.rule == "hang"]
+    assert f.line == marked_line(H.one_way_handover, "# BUG: hang")
+    assert "completed alone: it arrived 2 times in one generation" in f.message and "replica 1" in f.message
+    assert "both ways" in f.hint

@@ -53,6 +53,7 @@ class Trace:
     arrive_logs: dict[int, list[int]] = field(default_factory=dict)  # task -> barrier set per arrive/expect
     early_releases: list[tuple[int, int | None, list[int | None]]] = field(default_factory=list)  # task, arrive, reads
     bad_indices: list[BadIndex] = field(default_factory=list)  # views outside their allocation, when used
+    named_run_ahead: dict[int, tuple[int, int]] = field(default_factory=dict)  # named id -> (task, arrivals)
     opaque_barriers: set[int] = field(default_factory=set)
     opaque_buffers: set[int] = field(default_factory=set)
     truncated: bool = False

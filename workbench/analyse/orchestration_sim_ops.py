@@ -256,7 +256,9 @@ def _named(sim, t, op: Op, s: SyncOp) -> int:
     nb = sim.named.get(ident)
     if nb is None:
         nb = sim.named[ident] = NamedBarrier(ident)
-    gen = nb.arrive(32 * t.warps, needed, t.clock)
+    gen = nb.arrive(32 * t.warps, needed, t.clock, t.index)
+    if nb.run_ahead is not None:
+        sim.trace.named_run_ahead.setdefault(ident, nb.run_ahead)
     t.tick()
     return gen
 

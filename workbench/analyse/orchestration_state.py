@@ -164,7 +164,8 @@ class MBarrier:
 
 
 class NamedBarrier:
-    """A hardware named barrier (``bar.sync``/``bar.arrive`` id, threads)."""
+    """A hardware named barrier (``bar.sync``/``bar.arrive`` id, threads). It counts threads, not tasks: a task
+    that arrives twice before the others completes a generation alone (``run_ahead`` records the first time)."""
 
     def __init__(self, ident: int) -> None:
         self.ident = ident
@@ -172,15 +173,23 @@ class NamedBarrier:
         self.generation = 0
         self.vc_cur: VC = {}
         self.vc_done: VC = {}
+        self.by_task: dict[int, int] = {}  # arrivals per task in the current generation
+        self.run_ahead: tuple[int, int] | None = None  # (task, its arrivals) of the first generation it filled twice
 
-    def arrive(self, threads: int, needed: int, vc: VC) -> int:
-        """Arrive with ``threads``; the generation this arrival belongs to."""
+    def arrive(self, threads: int, needed: int, vc: VC, task: int | None = None) -> int:
+        """Arrive with ``threads`` (from ``task``); the generation this arrival belongs to."""
         gen = self.generation
         self.arrived += threads
         join(self.vc_cur, vc)
+        if task is not None:
+            self.by_task[task] = self.by_task.get(task, 0) + 1
         if self.arrived >= needed:
             self.generation += 1
             self.arrived -= needed
             join(self.vc_done, self.vc_cur)
             self.vc_cur = {}
+            twice = [(t, n) for t, n in self.by_task.items() if n > 1]
+            if twice and self.run_ahead is None:
+                self.run_ahead = twice[0]
+            self.by_task = {}
         return gen

@@ -97,7 +97,15 @@ def hangs(ctx: Context) -> None:
     chain = "; ".join(f"{ctx.task(o.task)} waits at line {o.line}" + (f" on `{ctx.bar(o.barrier)}`" if o.barrier
                                                                         else f" at named barrier {o.named}")
                       for o in others)
-    if primary.kind == "named_wait":
+    ahead = tr.named_run_ahead.get(primary.named) if primary.kind == "named_wait" else None
+    if ahead is not None and ahead[0] != primary.task:
+        what = (f"waits at named barrier {primary.named}, whose generations {ctx.task(ahead[0])} completed alone: it "
+                f"arrived {ahead[1]} times in one generation (a named barrier counts threads, not tasks, so a task "
+                f"that only arrives runs ahead of the one that waits), and this wait's generation gets no other "
+                f"arrival")
+        hints[primary.task] = ("order the hand-off both ways: the arriving task also waits (a named barrier or an "
+                               "mbarrier the waiter releases) before it arrives again, as FA3's ping-pong does")
+    elif primary.kind == "named_wait":
         what = f"waits at named barrier {primary.named}, whose other participants never arrive"
     else:
         bar = tr.barriers[primary.barrier]
