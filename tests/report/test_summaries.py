@@ -1,8 +1,7 @@
 """The Report's one-line summaries (the viewer's TypeScript twin: extension/src/summary.ts): a rate is shown only
 for a count that was given."""
 
-from workbench.measure.counts import Counts
-from workbench.measure.report import _rate_counts
+from workbench.measure.timing import BenchResult
 from workbench.report.summaries import _timing
 
 TIMING = {"median_ms": 1.637, "p10_ms": 1.48, "p90_ms": 1.644, "runs": 64, "method": "cuda-events", "l2": "flushed",
@@ -15,8 +14,14 @@ def test_no_tb_per_s_for_bytes_nobody_counted():
     assert "587.7 TFLOP/s, 2.016 TB/s" in _timing(dict(TIMING, bytes=3.3e9, tbs=2.016))
 
 
+def _timed(flops, bytes_):  # noqa: ANN001
+    return BenchResult("k", 1.0, 0.9, 1.1, 1.0, 0.9, 10, 1, "cuda-events", "flushed", 0.2, True, 0.5,
+                       flops=flops, bytes=bytes_)
+
+
 def test_the_timer_gets_no_count_of_zero():
-    """--flops without --bytes: the timer is given bytes=None, so the timing has no TB/s at all."""
-    assert _rate_counts(Counts(flops=9.6e11, bytes=0.0)) == {"flops": 9.6e11, "bytes": None}
-    assert _rate_counts(None) == {"flops": None, "bytes": None}
-    assert _rate_counts(Counts(flops=1.0, bytes=2.0)) == {"flops": 1.0, "bytes": 2.0}
+    """--flops without --bytes: the bytes count is 0, and the timing has no TB/s at all."""
+    t = _timed(9.6e11, 0.0)
+    assert t.tflops == 9.6e11 / 1e-3 / 1e12 and t.tbs is None and t.to_dict()["tbs"] is None
+    assert _timed(None, None).tflops is None and _timed(None, None).tbs is None
+    assert (_timed(1.0, 2.0).tflops, _timed(1.0, 2.0).tbs) == (1.0 / 1e-3 / 1e12, 2.0 / 1e-3 / 1e12)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from workbench.analyse.srcmap import same_file
@@ -31,17 +32,20 @@ def first_mlir_error(text: str) -> str | None:
     return None
 
 
+def _chain(e: BaseException) -> Iterator[BaseException]:
+    """``e``, then what it was raised from (or while handling), and so on (each once)."""
+    seen, cur = set(), e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        yield cur
+        cur = cur.__cause__ or cur.__context__
+
+
 def _innermost(e: BaseException) -> Any:
     """The innermost ``CompilationError`` in the chain: it names the callee where the error really is."""
     from triton.compiler.errors import CompilationError
 
-    inner, seen, cur = e, set(), e
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        if isinstance(cur, CompilationError):
-            inner = cur
-        cur = cur.__cause__ or cur.__context__
-    return inner
+    return next((x for x in reversed(list(_chain(e))) if isinstance(x, CompilationError)), e)
 
 
 def _line_of(text: str, lineno: int | None) -> str | None:
@@ -74,13 +78,7 @@ def from_compilation_error(e: BaseException, source: Any) -> CompileError:
 
 def _caused_by(e: BaseException, kind: type[BaseException]) -> bool:
     """Whether ``e`` was raised from (or while handling) an exception of type ``kind``."""
-    seen, cur = set(), e.__cause__ or e.__context__
-    while cur is not None and id(cur) not in seen:
-        if isinstance(cur, kind):
-            return True
-        seen.add(id(cur))
-        cur = cur.__cause__ or cur.__context__
-    return False
+    return any(isinstance(x, kind) for x in list(_chain(e))[1:])
 
 
 def _not_implemented_hint() -> str:

@@ -30,7 +30,7 @@ class Roofline(Protocol):
     @property
     def ridge(self) -> float: ...
     @property
-    def bound(self) -> str: ...
+    def known_bound(self) -> str | None: ...
     @property
     def measured_peak_tflops(self) -> float | None: ...
     @property
@@ -105,9 +105,9 @@ def roofline_figure(r: Roofline, other_dtypes: bool = True):
     _measured_lines(fig, r, lo, hi)
     _points(fig, r, points, hi)
     est = " (counts estimated)" if r.counts.is_estimate else ""
+    where = f"{r.known_bound}-bound" if r.known_bound else "intensity unknown (no byte count)"
     fig.update_layout(
-        title=f"Roofline: {r.name}, {f'{r.bound}-bound' if r.bytes > 0 else 'intensity unknown (no byte count)'}{est}"
-              f"<br><sup>{r.label()}</sup>",
+        title=f"Roofline: {r.name}, {where}{est}<br><sup>{r.label()}</sup>",
         xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)"},
         yaxis={"type": "log", "title": "TFLOP/s"},
         legend={"font": {"size": 10}},

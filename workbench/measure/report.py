@@ -18,14 +18,6 @@ def _error(exc: BaseException) -> MeasureError:
     return {"type": type(exc).__name__, "message": getattr(exc, "message", None) or str(exc)}
 
 
-def _rate_counts(c: Counts | None) -> dict[str, float | None]:
-    """The timer's ``flops`` and ``bytes``: a count of 0 means "not given" (``--flops`` without ``--bytes``), so
-    no rate is computed from it (a timing must not read 0.000 TB/s for bytes nobody counted)."""
-    if c is None:
-        return {"flops": None, "bytes": None}
-    return {"flops": c.flops or None, "bytes": c.bytes or None}
-
-
 def bench_section(
     fn: Callable[[], Any],
     *,
@@ -76,13 +68,14 @@ def bench_section(
             out["message"] = exc.message
     else:
         try:
-            t = bench(fn, name=name, **_rate_counts(c), **opts)
+            t = bench(fn, name=name, flops=c.flops if c else None, bytes=c.bytes if c else None, **opts)
             out["timing"], out["timed"] = t.to_dict(), True
         except Exception as exc:
             out["errors"].append({**_error(exc), "where": "timing"})
         if reference is not None and t is not None:
             try:
-                ref = bench(reference, name=reference_name, **_rate_counts(c), **opts)
+                ref = bench(reference, name=reference_name, flops=c.flops if c else None,
+                            bytes=c.bytes if c else None, **opts)
                 out["reference"] = ref.to_dict()
                 out["ratio"] = ref.median_ms / t.median_ms
             except Exception as exc:

@@ -131,6 +131,12 @@ class Roofline:
         return "compute" if self.intensity >= self.ridge else "memory"
 
     @property
+    def known_bound(self) -> str | None:
+        """:attr:`bound` when there is a byte count to place the kernel by; None without one (the intensity is
+        unknown, and nothing is claimed)."""
+        return self.bound if self.bytes > 0 else None
+
+    @property
     def attainable_tflops(self) -> float:
         """The roof at this kernel's intensity: min(peak, bandwidth * intensity)."""
         return min(self.peak_tflops, self.bandwidth_tbs * self.intensity)
@@ -190,7 +196,7 @@ class Roofline:
     def summary(self) -> str:
         c = self.counts
         est = " (estimated from the arguments)" if c.is_estimate else ""
-        where = (f"intensity {self.intensity:.3g} FLOP/byte, {self.bound}-bound" if self.bytes > 0
+        where = (f"intensity {self.intensity:.3g} FLOP/byte, {self.known_bound}-bound" if self.known_bound
                  else "intensity unknown (no byte count)")
         lines = [
             f"{self.name}: {self.flops:.4g} FLOP, {self.bytes:.4g} bytes{est}; {where} against "
@@ -219,7 +225,7 @@ class Roofline:
             "bytes": json_num(self.bytes),
             "counts": self.counts.to_dict(),
             "intensity": json_num(self.intensity),
-            "bound": self.bound if self.bytes > 0 else None,  # no byte count: no intensity, no bound to claim
+            "bound": self.known_bound,
             "ridge": json_num(self.ridge),
             "peak_tflops": json_num(self.peak_tflops),
             "bandwidth_tbs": json_num(self.bandwidth_tbs),

@@ -58,13 +58,14 @@ class BenchResult:
     def median_s(self) -> float:
         return self.median_ms * 1e-3
 
+    # a count of 0 is one nobody gave (--flops without --bytes): no rate from it, not 0.000 TB/s
     @property
     def tflops(self) -> float | None:
-        return None if self.flops is None else self.flops / self.median_s / 1e12
+        return self.flops / self.median_s / 1e12 if self.flops else None
 
     @property
     def tbs(self) -> float | None:
-        return None if self.bytes is None else self.bytes / self.median_s / 1e12
+        return self.bytes / self.median_s / 1e12 if self.bytes else None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form for the Report (samples left out)."""

@@ -239,17 +239,17 @@ class Report:
         stages = _stage_entries(artifact)
         names = [s["name"] for s in stages]
         first = [s for s in (stages_first or []) if s in names]
-        first_line = int(artifact.source.first_line) if artifact.source.first_line else 1
         diags = [_diagnostic(d, "compile") for d in (artifact.diagnostics or [])]
         diags += [_diagnostic(d) for d in (diagnostics or [])]
         if compile_ms is None:
             compile_ms = _compile_ms(artifact)
+        kernel_entry = _kernel_entry(artifact, kind, compile_ms, int(launches), (src_filename, src_text, in_cell))
         return cls(
-            kernel=_kernel_entry(artifact, kind, compile_ms, int(launches), (src_filename, src_text, in_cell)),
+            kernel=kernel_entry,
             cell={
                 "source": cell_source if cell_source is not None else (src_text or ""),
                 "filename": cell_filename or src_filename,
-                "kernel_first_line": first_line if in_cell else None,
+                "kernel_first_line": kernel_entry["source"]["first_line"] if in_cell else None,
                 "magic_line": (cell_source or "").split("\n", 1)[0] if cell_source else "",
                 "cell_id": cell_id,
                 "execution_count": execution_count,

@@ -112,7 +112,7 @@ def new_out(a, b):
     (the common case): the public ``matmul``'s per-call allocation, where torch's argument parsing of ``dtype=`` and
     ``device=`` costs about as much as the allocation."""
     M, N = a.shape[0], b.shape[1]
-    if (N * a.element_size()) % 16 == 0:
+    if _aligned(N, a.element_size()):
         return a.new_empty((M, N))
     return empty_out(M, N, a.dtype, a.device)
 
