@@ -194,76 +194,96 @@ def bench(
     Raises GPURequiredError without a CUDA GPU.
     """
     torch = require_gpu("Timing")
-    label = name or getattr(fn, "__name__", None) or "fn"
     sets = [tuple(s) for s in inputs] if inputs is not None else [tuple(args)]
     if not sets:
         raise ValueError("bench: inputs is empty; give at least one input set.")
     calls = [functools.partial(fn, *s) for s in sets]
     flush = (inputs is None) if flush_l2 is None else bool(flush_l2)
-    if flush and len(calls) > 1:
-        l2 = f"flushed, rotating {len(calls)} input sets"
-    elif flush:
-        l2 = "flushed"
-    elif len(calls) > 1:
-        l2 = f"rotating {len(calls)} input sets"
-    else:
-        l2 = "warm"
     buf = _flush_buffer(torch) if flush else None
     clear = buf.zero_ if buf is not None else (lambda: None)
     notes: list[str] = []
-    common = dict(name=label, l2=l2, spread_limit=spread_limit, notes=notes, env=environment(), flops=flops,
-                  bytes=bytes)
+    common = dict(name=name or getattr(fn, "__name__", None) or "fn", l2=_l2_label(flush, len(calls)),
+                  spread_limit=spread_limit, notes=notes, env=environment(), flops=flops, bytes=bytes)
 
     for c in calls:  # first call: compilation, autotuning, lazy init
         c()
     torch.cuda.synchronize()
-
-    # Estimates: device time per call, host time per call (back to back), flush time.
-    est_ms = max(_event_ms(torch, calls[0], 5), 1e-4)
-    t0 = time.perf_counter()
-    for _ in range(5):
-        calls[0]()
-    host_ms = (time.perf_counter() - t0) * 1e3 / 5
-    torch.cuda.synchronize()
+    est_ms, host_ms = _device_and_host_ms(torch, calls[0])
     flush_ms = _event_ms(torch, clear, 3) if flush else 0.0
-
     if graph is None:
-        launch_bound = host_ms > 0.5 * est_ms
-        graph = launch_bound and (not flush or host_ms > 0.8 * flush_ms)
+        graph = _launch_bound(host_ms, est_ms, flush_ms if flush else None)
         if graph:
             notes.append(
                 f"launch-bound (host {host_ms * 1e3:.1f} us vs device {est_ms * 1e3:.1f} us per call): "
                 "timed by CUDA-graph replay"
             )
 
+    runs = dict(cycle_ms=est_ms + flush_ms, warmup_ms=warmup_ms, rep_ms=rep_ms, min_runs=min_runs, max_runs=max_runs)
     if graph:
         try:
             if flush:
-                samples, per = _bench_graph_flushed(torch, calls, clear, est_ms + flush_ms, warmup_ms, rep_ms,
-                                                    min_runs, max_runs)
-            else:
-                samples, per = _bench_graph(torch, calls, None, est_ms, warmup_ms, rep_ms)
+                return summarize(_bench_graph_flushed(torch, calls, clear, **runs), method="cuda-graph", **common)
+            samples, per = _bench_graph(torch, calls, est_ms, warmup_ms, rep_ms)
             return summarize(samples, method="cuda-graph", calls_per_run=per, **common)
         except Exception as exc:  # capture is not possible for every function
             notes.append(f"CUDA-graph capture failed ({type(exc).__name__}: {exc}); timed with events")
             torch.cuda.synchronize()
+    samples = _event_runs(torch, lambda i: calls[i % len(calls)](), clear, **runs)
+    return summarize(samples, method="cuda-events", **common)
 
-    cycle_ms = est_ms + flush_ms  # one run and its flush, as do_bench sizes its loop
+
+def _l2_label(flush: bool, n_sets: int) -> str:
+    """How the L2 stands before each timed call, as a BenchResult says it."""
+    if flush and n_sets > 1:
+        return f"flushed, rotating {n_sets} input sets"
+    if flush:
+        return "flushed"
+    return f"rotating {n_sets} input sets" if n_sets > 1 else "warm"
+
+
+def _device_and_host_ms(torch, call: Callable[[], Any]) -> tuple[float, float]:
+    """Estimates of one call's device time and of the host's time per call when called back to back (ms)."""
+    est_ms = max(_event_ms(torch, call, 5), 1e-4)
+    t0 = time.perf_counter()
+    for _ in range(5):
+        call()
+    host_ms = (time.perf_counter() - t0) * 1e3 / 5
+    torch.cuda.synchronize()
+    return est_ms, host_ms
+
+
+def _launch_bound(host_ms: float, est_ms: float, flush_ms: float | None) -> bool:
+    """Whether to time by graph replay: the host cannot keep up with the device (and, with a flush between calls,
+    cannot hide behind the flush either)."""
+    return host_ms > 0.5 * est_ms and (flush_ms is None or host_ms > 0.8 * flush_ms)
+
+
+def _event_runs(
+    torch,
+    run: Callable[[int], Any],
+    clear: Callable[[], Any],
+    cycle_ms: float,
+    warmup_ms: float,
+    rep_ms: float,
+    min_runs: int,
+    max_runs: int,
+) -> list[float]:
+    """Samples (ms): ``run(i)`` between two CUDA events, after ``clear()`` outside them; the run count sized from
+    ``cycle_ms`` (one run and its flush) as do_bench sizes its loop, after about ``warmup_ms`` of warm-up."""
     n_warmup = max(1, int(warmup_ms / cycle_ms))
     n_repeat = min(max_runs, max(min_runs, int(rep_ms / cycle_ms)))
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
     for i in range(n_warmup):
         clear()
-        calls[i % len(calls)]()
+        run(i)
     for i in range(n_repeat):
         clear()
         starts[i].record()
-        calls[i % len(calls)]()
+        run(i)
         ends[i].record()
     torch.cuda.synchronize()
-    samples = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
-    return summarize(samples, method="cuda-events", **common)
+    return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
 
 
 #: How one call is timed (``time_call``'s ``timing``; the GEMM and attention benches' ``--timing``).
@@ -309,14 +329,10 @@ def _bench_graph_flushed(
     torch,
     calls: list[Callable[[], Any]],
     clear: Callable[[], Any],
-    cycle_ms: float,
-    warmup_ms: float,
-    rep_ms: float,
-    min_runs: int,
-    max_runs: int,
-) -> tuple[list[float], int]:
+    **runs: Any,
+) -> list[float]:
     """Samples (ms per call): per run an eager L2 flush, then an event-timed replay of a graph
-    holding one call (one graph per input set)."""
+    holding one call (one graph per input set). ``runs``: ``_event_runs``'s sizes."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     graphs = []
@@ -330,36 +346,20 @@ def _bench_graph_flushed(
                 c()
             graphs.append(g)
         torch.cuda.synchronize()
-        n_warmup = max(1, int(warmup_ms / cycle_ms))
-        n_repeat = min(max_runs, max(min_runs, int(rep_ms / cycle_ms)))
-        for i in range(n_warmup):
-            clear()
-            graphs[i % len(graphs)].replay()
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
-        for i in range(n_repeat):
-            clear()
-            starts[i].record()
-            graphs[i % len(graphs)].replay()
-            ends[i].record()
-        torch.cuda.synchronize()
+        samples = _event_runs(torch, lambda i: graphs[i % len(graphs)].replay(), clear, **runs)
     torch.cuda.current_stream().wait_stream(stream)
-    samples = [a.elapsed_time(b) for a, b in zip(starts, ends, strict=True)]
-    del graphs
-    return samples, 1
+    return samples
 
 
 def _bench_graph(
     torch,
     calls: list[Callable[[], Any]],
-    clear: Callable[[], Any] | None,
     est_ms: float,
     warmup_ms: float,
     rep_ms: float,
     replays: int = 20,
 ) -> tuple[list[float], int]:
-    """Samples (ms per call), one per replay of a graph of ``per`` calls.
-    ``est_ms`` is the estimated time of one call plus its flush, if any."""
+    """Samples (ms per call), one per replay of a graph of ``per`` calls; ``est_ms`` is one call's estimated time."""
     per = max(len(calls), min(1000, int(rep_ms / replays / est_ms)))
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
@@ -370,24 +370,11 @@ def _bench_graph(
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g, stream=stream):
             for i in range(per):
-                if clear is not None:
-                    clear()
                 calls[i % len(calls)]()
-        gf = None
-        if clear is not None:
-            gf = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(gf, stream=stream):
-                for _ in range(per):
-                    clear()
         torch.cuda.synchronize()
         for _ in range(max(1, int(warmup_ms / max(est_ms * per, 1e-3)))):
             g.replay()
-        samples: list[float] = []
-        for _ in range(replays):
-            t = _event_ms(torch, g.replay)
-            if gf is not None:
-                t -= _event_ms(torch, gf.replay)
-            samples.append(t / per)
+        samples = [_event_ms(torch, g.replay) / per for _ in range(replays)]
     torch.cuda.current_stream().wait_stream(stream)
-    del g, gf
+    del g
     return samples, per
