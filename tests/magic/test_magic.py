@@ -179,6 +179,42 @@ def test_bad_options_fail_on_line_1(ip):
     assert not res.success and "Cell line 1" in traceback_text(res)
 
 
+@pytest.mark.parametrize(("opts", "needle", "message"), [
+    ("--timeout -3", "--timeout", "--timeout -3: needs a number of seconds above 0"),
+    ("--budget 0", "--budget", "--budget 0: needs a number of seconds above 0"),
+    ("--atol -0.5", "--atol", "--atol -0.5: needs a tolerance of 0 or more"),
+    ("--bench --flops '2*('", "'2*('", "--flops '2*(' is not a valid expression"),
+    ("--bench --bench-ref 'x +'", "'x +'", "--bench-ref 'x +' is not a valid expression"),
+])
+def test_option_values_that_cannot_work_fail_at_the_option_before_the_cell_runs(ip, opts, needle, message):
+    res, _, _ = run(ip, f"%%tlx {opts}\nran_the_cell = True\n")
+    assert not res.success and "ran_the_cell" not in ip.user_ns
+    tb = traceback_text(res).splitlines()
+    assert message in tb[0] and "Cell line 1" in tb[1], tb
+    assert tb[3].index("^") == tb[2].index(needle), tb
+
+
+def test_options_the_cell_will_not_use_are_warned_about(ip):
+    """An option that only acts with another (--flops needs --bench) would otherwise be silently dropped."""
+    res, outputs, _ = run(ip, "%%tlx --compile-only --flops 2*n --atol 1e-3 --budget 3 --no-fresh\n" + ADD)
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    warned = {x["message"] for x in d["diagnostics"] if x["source"] == "magic" and x["severity"] == "warning"}
+    assert warned == {"--flops is ignored: it is used with --bench or --search",
+                      "--atol is ignored: it is used with --check", "--no-fresh is ignored: it is used with --check",
+                      "--budget is ignored: it is used with --search"}, warned
+    res, outputs, _ = run(ip, '%%tlx --compile-only --bench --flops 2*n --check "out: x + y" --atol 1e-3\n' + ADD)
+    assert not [x for x in reports(outputs)[0]["diagnostics"] if "is ignored" in x["message"]]
+
+
+def test_a_bench_count_that_raises_names_its_option(ip):
+    res, outputs, _ = run(ip, "%%tlx --compile-only --bench --flops 2*undefined_n\n" + ADD)
+    assert res.success, res.error_in_exec
+    [m] = reports(outputs)[0]["measurements"]
+    assert m["status"] == "error" and m["reason"] == \
+        "--flops '2*undefined_n' raised NameError: name 'undefined_n' is not defined", m
+
+
 def test_kernel_option_output_and_quiet(ip):
     res, outputs, _ = run(ip, "%%tlx\n" + ADD + SCALE)
     assert res.success

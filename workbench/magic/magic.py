@@ -295,6 +295,11 @@ class TlxMagics(Magics):
             "shell": self.shell, "cell_id": self._cell_id, "execution_count": getattr(self.shell, "execution_count",
                                                                                       None)})
         reports = [report] if report is not None else []
+        ignored = sections.ignored_options(args)
+        if report is not None:
+            report.diagnostics.extend(ignored)
+        elif ignored and not args.quiet:
+            print("\n".join(f"warning: line 1: {d['message']}" for d in ignored))
         if report is not None and args.diff is not None:
             note = sections.diff(report, args.diff, ns, self.history, self._cell_id)
             if note:
@@ -313,7 +318,7 @@ class TlxMagics(Magics):
 
         stages = list(e.artifact.stages)
         diags = list(cap.diagnostics)
-        diags += [d for d in [sections.unknown_stages(args.stages, stages)] if d]
+        diags += [d for d in [sections.unknown_stages(args.stages, stages)] if d] + sections.ignored_options(args)
         scalars = {k: v for k, v in e.bound.items() if k not in ("artifact", "kernel", "grid")}
         r = Report.from_artifact(
             e.artifact, kernel=e.kernel, cell_source=cell.text, cell_filename=cell.filename, cell_id=self._cell_id,
@@ -390,6 +395,21 @@ def _validate(args: Any, cell: Cell) -> list[CheckSpec]:
         parse_target(args.target)
     except WorkbenchError as e:
         _errors.fail_at_magic_line(e, cell, args.target)
+    for opt, least in (("timeout", 0.0), ("budget", 0.0), ("atol", None), ("rtol", None)):
+        value = getattr(args, opt)
+        if value is not None and (value < 0 or (least is not None and value <= least)):
+            need = "a number of seconds above 0" if least is not None else "a tolerance of 0 or more"
+            _errors.fail_at_magic_line(WorkbenchError(f"--{opt} {value:g}: needs {need}"), cell, f"--{opt}")
+    for opt in ("flops", "bytes", "bench_ref"):
+        expr = getattr(args, opt)
+        if expr:
+            try:
+                compile(sections.unquote(expr), f"<--{opt}>", "eval")
+            except SyntaxError as e:
+                err = WorkbenchError(f"--{opt.replace('_', '-')} {sections.unquote(expr)!r} is not a valid expression: "
+                                     f"{e.msg}", hint="a Python expression over the notebook's names, evaluated after "
+                                     "the cell ran, e.g. --flops 2*M*N*K")
+                _errors.fail_at_magic_line(err, cell, expr)
     specs: list[CheckSpec] = []
     for expr in args.check or []:
         expr = sections.unquote(expr)

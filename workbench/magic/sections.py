@@ -17,8 +17,8 @@ from workbench.report.report import _now
 from workbench.run.capture import Capture, Captured, describe_arguments
 from workbench.run.verify import CheckSpec, evaluate, skipped
 
-__all__ = ["after_bench", "bench", "diff", "findings", "isolation_note", "not_ran", "output_checks", "stage_list",
-           "timeline", "unknown_stages"]
+__all__ = ["after_bench", "bench", "diff", "findings", "ignored_options", "isolation_note", "not_ran", "output_checks",
+           "stage_list", "timeline", "unknown_stages"]
 
 
 def output_checks(specs: list[CheckSpec], args: Any, entries: list[Captured], ns: dict[str, Any],
@@ -90,16 +90,25 @@ def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> list[d
             return eval(ref_code, ns)  # noqa: S307 - the user's own expression
 
     try:
-        kw = {opt: float(eval(unquote(getattr(args, opt)), ns))  # noqa: S307
-              for opt in ("flops", "bytes") if getattr(args, opt)}
+        kw = {opt: _count(opt, getattr(args, opt), ns) for opt in ("flops", "bytes") if getattr(args, opt)}
         section = bench_section(entry.relaunch or nothing, reference=ref, kernel=entry.kernel,
                                 grid=entry.grid or (1, 1, 1), args=entry.bound, name=entry.name, **kw)
+    except WorkbenchError as ex:
+        return [{**base, "status": "error", "reason": ex.message}]
     except Exception as ex:
         return [{**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}]
     items = report_items(section)
     if entry.relaunch is None and items[0]["timing"] is None:  # nothing ran to time: skipped, and why (not an error)
         items[0].update(status="skipped", reason=_why_not_on_gpu(entry, device), errors=[])
     return items
+
+
+def _count(opt: str, expr: str, ns: dict[str, Any]) -> float:
+    """``--flops``/``--bytes``: the expression's value in the notebook's namespace; an error names the option."""
+    try:
+        return float(eval(unquote(expr), ns))  # noqa: S307 - the user's own expression
+    except Exception as ex:
+        raise WorkbenchError(f"--{opt} {unquote(expr)!r} raised {type(ex).__name__}: {ex}") from ex
 
 
 def _why_not_on_gpu(entry: Captured, device: Any) -> str:
@@ -196,6 +205,30 @@ def unknown_stages(spec: str | None, available: list[str]) -> dict[str, Any] | N
     if not unknown:
         return None
     return _magic_diagnostic("warning", f"--stages: no stage {', '.join(unknown)} (stages: {', '.join(available)})")
+
+
+#: Options that only act together with another: option -> the options that use it.
+_USED_WITH = {"flops": ("bench", "search"), "bytes": ("bench", "search"), "bench_ref": ("bench",),
+              "budget": ("search",), "cluster": ("search",), "atol": ("check",), "rtol": ("check",),
+              "no_fresh": ("check",)}
+#: What a --search cell does not do (it compiles, checks, runs and times every candidate itself).
+_NOT_WITH_SEARCH = ("bench", "bench_ref", "timeline", "sanitize", "export", "interpret", "no_isolate", "stages")
+
+
+def ignored_options(args: Any) -> list[dict[str, Any]]:
+    """Warnings for the options given that this cell will not act on: one that needs another option that is
+    absent (``--flops`` without ``--bench``), or one that a ``--search`` cell does not do."""
+
+    def flag(name: str) -> str:
+        return "--" + name.replace("_", "-")
+
+    given = {k for k, v in vars(args).items() if v not in (None, False)}
+    out = [_magic_diagnostic("warning", f"{flag(opt)} is ignored: it is used with {' or '.join(map(flag, users))}")
+           for opt, users in _USED_WITH.items() if opt in given and not given & set(users)]
+    if "search" in given:
+        out += [_magic_diagnostic("warning", f"{flag(opt)} is ignored with --search (the search compiles, checks, "
+                                  "runs and times every candidate itself)") for opt in _NOT_WITH_SEARCH if opt in given]
+    return out
 
 
 def _magic_diagnostic(severity: str, message: str) -> dict[str, Any]:
