@@ -68,7 +68,8 @@ function benchBody(m: Bench): string {
 
 export function rooflineBody(m: Roofline): string {
   const bits: string[] = [];
-  if (m.bound) {
+  if (m.bound && fixed(m.intensity, 1)) {
+    // a bound stored without a byte count (Reports before 2026-12-04) is no bound
     bits.push(`${m.bound}-bound`);
   }
   bits.push(fixed(m.intensity, 1) ? `intensity ${fixed(m.intensity, 1)} FLOP/B` : 'intensity unknown (no byte count: --bytes)');

@@ -33,4 +33,11 @@ describe('rooflineBody', () => {
     expect(line).toContain('intensity unknown (no byte count: --bytes)');
     expect(line).toContain('87% of the measured ceiling');
   });
+
+  it('drops a bound that an older Report stored without a byte count', async () => {
+    const { rooflineBody } = await import('../src/summary');
+    const old = { kind: 'roofline', bound: 'compute', intensity: null, peak_tflops: 989, bandwidth_tbs: 4.8 } as any;
+    expect(rooflineBody(old)).not.toContain('bound');
+    expect(rooflineBody({ ...old, intensity: 1365.3 })).toMatch(/^compute-bound · intensity 1365.3 FLOP\/B/);
+  });
 });

@@ -2,7 +2,7 @@
 for a count that was given."""
 
 from workbench.measure.timing import BenchResult
-from workbench.report.summaries import _timing
+from workbench.report.summaries import _roofline, _timing
 
 TIMING = {"median_ms": 1.637, "p10_ms": 1.48, "p90_ms": 1.644, "runs": 64, "method": "cuda-events", "l2": "flushed",
           "stable": True, "flops": 9.62e11, "bytes": 0.0, "tflops": 587.7, "tbs": 0.0}
@@ -25,3 +25,10 @@ def test_the_timer_gets_no_count_of_zero():
     assert t.tflops == 9.6e11 / 1e-3 / 1e12 and t.tbs is None and t.to_dict()["tbs"] is None
     assert _timed(None, None).tflops is None and _timed(None, None).tbs is None
     assert (_timed(1.0, 2.0).tflops, _timed(1.0, 2.0).tbs) == (1.0 / 1e-3 / 1e12, 2.0 / 1e-3 / 1e12)
+
+
+def test_a_bound_stored_without_a_byte_count_is_not_shown():
+    """Reports recorded before bounds needed bytes store "compute" with a null intensity: no bound is claimed."""
+    old = {"kind": "roofline", "bound": "compute", "intensity": None, "peak_tflops": 989, "bandwidth_tbs": 4.8}
+    assert "bound" not in _roofline(old) and "intensity unknown" in _roofline(old)
+    assert _roofline(dict(old, intensity=1365.3)).startswith("compute-bound · intensity 1365.3 FLOP/B")

@@ -79,7 +79,8 @@ def _bench(m: dict[str, Any]) -> str:
 
 
 def _roofline(m: dict[str, Any]) -> str:
-    bits = [f"{m['bound']}-bound" if m.get("bound") else None]
+    known = _num(m.get("intensity"), ".1f") is not None  # a bound stored without a byte count (old Reports) is no bound
+    bits = [f"{m['bound']}-bound" if m.get("bound") and known else None]
     bits.append(f"intensity {m['intensity']:.1f} FLOP/B" if _num(m.get("intensity"), ".1f")
                 else "intensity unknown (no byte count: --bytes)")
     if _num(m.get("achieved_tflops"), ".1f"):
