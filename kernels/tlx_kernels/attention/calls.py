@@ -12,6 +12,7 @@ from typing import Any
 
 from tlx_kernels import launch as L
 from tlx_kernels.attention import common as C
+from tlx_kernels.hopper import require_sm90
 
 # choose(q, k, v, causal, sm_scale) -> (prepare, config): the module's prepare and the config to launch with
 Chooser = Callable[[Any, Any, Any, bool, "float | None"], tuple[Callable[..., C.Launch], dict[str, Any]]]
@@ -43,6 +44,7 @@ class Attention:
             o, lse_, _ = C.outputs(q, out, lse, return_lse)
             if self.plans.launch(key, (q, k, v, o, lse_)):
                 return (o, lse_) if return_lse else o
+        require_sm90("attention", q, k, v)
         prepare, cfg = self.choose(q, k, v, causal, sm_scale)
         launch = prepare(q, k, v, causal, cfg, sm_scale, out, lse, want_lse=return_lse)
         launch.run()

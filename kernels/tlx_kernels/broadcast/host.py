@@ -17,7 +17,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from tlx_kernels.broadcast.kernel import ACT_CODES, broadcast_linear_kernel
 from tlx_kernels.broadcast.tuning import Tuner
-from tlx_kernels.hopper import H200_SMS, SMEM_LIMIT, num_sms
+from tlx_kernels.hopper import H200_SMS, SMEM_LIMIT, num_sms, require_sm90
 from tlx_kernels.launch import Graphs, Plans, layout, need_outputs
 
 BMU = 64  # rows of the user box: the smallest wgmma M (row 0 is the user, the rest are dropped)
@@ -268,6 +268,7 @@ def broadcast_linear(U, X, W, bias=None, act: str = "none", *, config: dict[str,
         y = out if out is not None else empty_out(X.shape[0], X.shape[1], W.shape[1], U.dtype, U.device)
         if _plans.launch(key, (U, X, W, bias, y)):
             return y
+    require_sm90("broadcast_linear", U, X, W)
     return _launch(U, X, W, bias, act, config if config is not None else _config_for(U, X, W, bias, act), out, key)
 
 

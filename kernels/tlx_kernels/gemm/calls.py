@@ -10,6 +10,7 @@ from typing import Any
 from tlx_kernels import launch as L
 from tlx_kernels.gemm.common import check_operands, empty_out, empty_product, new_out
 from tlx_kernels.gemm.tuning import config_name, problem_key
+from tlx_kernels.hopper import require_sm90
 from tlx_kernels.tuner import Tuner
 
 
@@ -81,6 +82,7 @@ class Matmul:
             c = out if out is not None else new_out(a, b)
             if self.plans.launch(key, (a, b, c)):
                 return c
+        require_sm90("matmul", a, b)
         return self._launch(a, b, config if config is not None else self.config_for(a, b), out, key)
 
 

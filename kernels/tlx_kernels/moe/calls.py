@@ -16,6 +16,7 @@ from typing import Any
 
 from tlx_kernels import launch as L
 from tlx_kernels.gemm import common as GC
+from tlx_kernels.hopper import require_sm90
 from tlx_kernels.moe import triton_grouped, ws_cooperative
 from tlx_kernels.moe.problem import Problem, finish_empty, problem
 from tlx_kernels.tuner import Tuner
@@ -119,6 +120,7 @@ class Grouped:
         p = problem(kind, a, b, offsets, out)
         if p.empty:
             return finish_empty(p)
+        require_sm90("grouped_mm" if kind == "fwd" else f"grouped_mm_{kind}", a)
         ensure_allocator(a)
         if config is None:
             config = self.config_for(p, variant)
