@@ -12,20 +12,19 @@ import re
 from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import parse_argstring
 
 from workbench.compile import progress
 from workbench.compile.plugin_reach import repair_gluon
 from workbench.errors import CheckError, WorkbenchError
 from workbench.magic import errors as _errors
-from workbench.magic import sections, status
+from workbench.magic import options, sections, status
 from workbench.magic.cell import Cell, CellSyntaxError, prepare
 from workbench.magic.status import status_line
 from workbench.report.export_launch import record_launch
 from workbench.report.report import Report
 from workbench.run.capture import Capture, Captured
 from workbench.run.device import detect
-from workbench.run.verify import CheckSpec, parse_check
 
 __all__ = ["CellSyntaxError", "TlxMagics", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -100,127 +99,7 @@ class TlxMagics(Magics):
                 pass
 
     # ------------------------------------------------------------------ the magic
-    @magic_arguments()
-    @argument("--target", default="sm_90", help="compile target (default sm_90)")
-    @argument(
-        "--stages",
-        default=None,
-        metavar="LIST",
-        help="stages shown first, comma-separated (e.g. ttgir,ptx); the first is selected",
-    )
-    @argument(
-        "--kernel",
-        default=None,
-        metavar="NAME",
-        help="show the Report of this kernel only (default: every kernel the cell captured)",
-    )
-    @argument(
-        "--compile-only",
-        action="store_true",
-        help="never run: every launch is compiled from its arguments (even with a GPU)",
-    )
-    @argument(
-        "--interpret",
-        action="store_true",
-        help="run plain Triton kernels in Triton's CPU interpreter (even with a GPU)",
-    )
-    @argument(
-        "--check",
-        action="append",
-        default=None,
-        metavar="EXPR",
-        help='compare outputs after the cell: "ACTUAL: EXPECTED" (or ACTUAL == EXPECTED), with '
-        "tolerances; or a boolean expression. Repeatable. Without a GPU, plain Triton kernels "
-        "then run in Triton's interpreter so the check is real",
-    )
-    @argument("--atol", type=float, default=None, help="absolute tolerance (default: by dtype)")
-    @argument("--rtol", type=float, default=None, help="relative tolerance (default: by dtype)")
-    @argument("--bench", action="store_true", help="time the kernel (workbench.measure; needs a GPU)")
-    @argument(
-        "--bench-ref",
-        default=None,
-        metavar="EXPR",
-        help="with --bench: an expression timed as the reference (e.g. 'x + y')",
-    )
-    @argument("--flops", default=None, metavar="EXPR", help="with --bench: FLOPs per launch (roofline)")
-    @argument("--bytes", default=None, metavar="EXPR", help="with --bench: bytes moved per launch (roofline)")
-    @argument(
-        "--timeline",
-        nargs="?",
-        const="fine",
-        default=None,
-        choices=["fine", "waits", "task"],
-        metavar="LEVEL",
-        help="per-role timeline (workbench.measure.timeline; needs a GPU). LEVEL: fine (default: barrier waits, "
-        "TMA and MMA issue, MMA waits, epilogue stores), waits (barrier waits only: less overhead), task (whole "
-        "roles)",
-    )
-    @argument(
-        "--timeout",
-        type=float,
-        default=None,
-        metavar="S",
-        help="a GPU launch that has not finished after S seconds is stopped and becomes an error on the cell "
-        "(default: 5 s beyond 4x the kernel's last time)",
-    )
-    @argument(
-        "--no-isolate",
-        action="store_true",
-        help="launch in the notebook's own process instead of the worker (a hang or a fault then takes the "
-        "notebook's kernel with it)",
-    )
-    @argument(
-        "--sanitize",
-        default=None,
-        choices=["racecheck", "synccheck", "memcheck", "initcheck", "consan"],
-        help="also run each kernel once under compute-sanitizer's tool (or Triton's ConSan), in a worker on "
-        "copies of its arguments; findings on your lines",
-    )
-    @argument(
-        "--no-fresh",
-        action="store_true",
-        help="--check only what the cell produced (no re-run on fresh random inputs with NaN-poisoned "
-        "outputs: for kernels that read their own outputs)",
-    )
-    @argument(
-        "--diff",
-        nargs="?",
-        const=True,
-        default=None,
-        metavar="REPORT",
-        help="diff against this cell's previous run (or a Report variable)",
-    )
-    @argument(
-        "-o",
-        "--output",
-        default=None,
-        metavar="NAME",
-        help="store the Report (of --kernel, else the last kernel) in variable NAME",
-    )
-    @argument(
-        "--search",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="SPACE",
-        help='search configs of the cell\'s launch: --search "BM=[64,128] BN=[128,256]" (or --search alone for a '
-        "triton.autotune-wrapped kernel): compiled in parallel, checked, run in isolated GPU workers against --check "
-        "and timed (workbench.search, on Ray); shows the best candidate's Report with a Search tab. -o NAME keeps "
-        "the SearchResult",
-    )
-    @argument("--budget", type=float, default=None, metavar="S", help="with --search: stop starting work after S s")
-    @argument("--cluster", default=None, metavar="ADDRESS",
-              help="with --search: a Ray cluster (ray://host:port or host:port; default RAY_ADDRESS, else local)")
-    @argument(
-        "--export",
-        action="append",
-        default=None,
-        metavar="PATH",
-        help="write the Report's kernel (--kernel, else the last launched) to PATH: a .py file is a standalone "
-        "reproducer script (plain python with triton-utlx, no workbench: inputs, launch, check, timing; compile-only "
-        "without a GPU), a .ndjson file its compile and launch records for TritonParse. Repeatable",
-    )
-    @argument("--quiet", action="store_true", help="display nothing (errors and failed checks still fail)")
+    @options.tlx_arguments
     @line_cell_magic
     def tlx(self, line: str = "", cell: str | None = None) -> None:
         """Compile, run, check and inspect the GPU kernels of a cell.
@@ -256,7 +135,7 @@ class TlxMagics(Magics):
     def _run_cell(self, args: Any, magic_line: str, body: str) -> list[Report]:
         cell, code = prepare(magic_line, body, self._cell_id)
         device = detect()
-        specs = _validate(args, cell)
+        specs = options.validate(args, cell)
         ns = self.shell.user_ns
         prepare_namespace(ns)
         if args.search is not None:
@@ -295,7 +174,7 @@ class TlxMagics(Magics):
             "shell": self.shell, "cell_id": self._cell_id, "execution_count": getattr(self.shell, "execution_count",
                                                                                       None)})
         reports = [report] if report is not None else []
-        ignored = sections.ignored_options(args)
+        ignored = options.ignored(args)
         if report is not None:
             report.diagnostics.extend(ignored)
         elif ignored and not args.quiet:
@@ -318,13 +197,13 @@ class TlxMagics(Magics):
 
         stages = list(e.artifact.stages)
         diags = list(cap.diagnostics)
-        diags += [d for d in [sections.unknown_stages(args.stages, stages)] if d] + sections.ignored_options(args)
+        diags += [d for d in [options.unknown_stages(args.stages, stages)] if d] + options.ignored(args)
         scalars = {k: v for k, v in e.bound.items() if k not in ("artifact", "kernel", "grid")}
         r = Report.from_artifact(
             e.artifact, kernel=e.kernel, cell_source=cell.text, cell_filename=cell.filename, cell_id=self._cell_id,
             execution_count=getattr(self.shell, "execution_count", None), runs=e.runs, launches=e.launches,
             compile_ms=e.compile_ms, device=device.to_dict(), options=dict(vars(args)), diagnostics=diags,
-            stages_first=sections.stage_list(args.stages, stages) if args.stages else [],
+            stages_first=options.stage_list(args.stages, stages) if args.stages else [],
             # the values the checks simulated with (sections.findings): one run serves both, and a cell that
             # only compiles (workbench.compile, warmup) has them though it records no launch
             launch_values=(launch_values(e.kernel, (), scalars), e.grid) if e.bound else None,
@@ -373,7 +252,7 @@ class TlxMagics(Magics):
 
         for r in reports:
             if args.stages:
-                r.view["stages_first"] = sections.stage_list(args.stages, r.stage_names)
+                r.view["stages_first"] = options.stage_list(args.stages, r.stage_names)
                 r.view["selected_stage"] = r.view["stages_first"][0] if r.view["stages_first"] else None
             display(r)
 
@@ -385,41 +264,6 @@ def _without_output(args: Any) -> Any:
     out = copy.copy(args)
     out.output = None
     return out
-
-
-def _validate(args: Any, cell: Cell) -> list[CheckSpec]:
-    """Options that can be wrong before anything runs; their errors point at the magic line."""
-    from workbench.compile.targets import parse_target
-
-    try:
-        parse_target(args.target)
-    except WorkbenchError as e:
-        _errors.fail_at_magic_line(e, cell, args.target)
-    for opt, least in (("timeout", 0.0), ("budget", 0.0), ("atol", None), ("rtol", None)):
-        value = getattr(args, opt)
-        if value is not None and (value < 0 or (least is not None and value <= least)):
-            need = "a number of seconds above 0" if least is not None else "a tolerance of 0 or more"
-            _errors.fail_at_magic_line(WorkbenchError(f"--{opt} {value:g}: needs {need}"), cell, f"--{opt}")
-    for opt in ("flops", "bytes", "bench_ref"):
-        expr = getattr(args, opt)
-        if expr:
-            try:
-                compile(sections.unquote(expr), f"<--{opt}>", "eval")
-            except SyntaxError as e:
-                err = WorkbenchError(f"--{opt.replace('_', '-')} {sections.unquote(expr)!r} is not a valid expression: "
-                                     f"{e.msg}", hint="a Python expression over the notebook's names, evaluated after "
-                                     "the cell ran, e.g. --flops 2*M*N*K")
-                _errors.fail_at_magic_line(err, cell, expr)
-    specs: list[CheckSpec] = []
-    for expr in args.check or []:
-        expr = sections.unquote(expr)
-        try:
-            specs.append(parse_check(expr))
-        except SyntaxError as e:
-            err = CheckError(f"--check {expr!r} is not a valid expression: {e.msg}",
-                             hint='write --check "ACTUAL: EXPECTED", e.g. --check "out: x + y"')
-            _errors.fail_at_magic_line(err, cell, expr)
-    return specs
 
 
 def _select(cap: Capture, args: Any, cell: Cell) -> tuple[list[Captured], Captured | None]:

@@ -17,7 +17,7 @@ from typing import Any
 from workbench.compile.tuners import base_jit
 from workbench.errors import WorkbenchError
 from workbench.magic import errors as _errors
-from workbench.magic.sections import unquote
+from workbench.magic.options import unquote
 from workbench.run.capture import Capture
 from workbench.run.verify import CheckSpec
 

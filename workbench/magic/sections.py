@@ -6,19 +6,18 @@ never raises for a missing GPU or an optional layer: it says what was skipped an
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from workbench.check import check_artifact
 from workbench.errors import WorkbenchError
+from workbench.magic.options import magic_diagnostic, unquote
 from workbench.measure import bench_section, report_items
 from workbench.measure.timeline import timeline_section
 from workbench.report.report import _now
 from workbench.run.capture import Capture, Captured, describe_arguments
 from workbench.run.verify import CheckSpec, evaluate, skipped
 
-__all__ = ["after_bench", "bench", "diff", "findings", "ignored_options", "isolation_note", "not_ran", "output_checks",
-           "stage_list", "timeline", "unknown_stages"]
+__all__ = ["after_bench", "bench", "diff", "findings", "isolation_note", "not_ran", "output_checks", "timeline"]
 
 
 def output_checks(specs: list[CheckSpec], args: Any, entries: list[Captured], ns: dict[str, Any],
@@ -157,7 +156,7 @@ def diff(report: Any, how: Any, ns: dict[str, Any], history: dict, cell_id: str 
     if isinstance(prev, dict) or type(prev).__name__ == "Report":
         report.previous = diff_reports(prev, report)
         return None
-    return _magic_diagnostic("info", what)
+    return magic_diagnostic("info", what)
 
 
 def not_ran(entry: Captured, kind: str, compile_only: bool) -> dict[str, Any] | None:
@@ -196,60 +195,6 @@ def isolation_note(entry: Captured) -> dict[str, Any] | None:
     return {"severity": "info", "source": "run", "line": None, "col": None, "hint": "--no-isolate launches in the "
             "notebook's process (no watchdog)", "message": f"ran in the isolated worker (pid {iso[-1]['worker_pid']}): "
             f"isolation added {over[n // 2] * 1e3:.0f} us per launch (median of {n}){kernel}"}
-
-
-def unknown_stages(spec: str | None, available: list[str]) -> dict[str, Any] | None:
-    if not spec:
-        return None
-    unknown = [s for s in stage_list(spec, None) if s not in available]
-    if not unknown:
-        return None
-    return _magic_diagnostic("warning", f"--stages: no stage {', '.join(unknown)} (stages: {', '.join(available)})")
-
-
-#: Options that only act together with another: option -> the options that use it.
-_USED_WITH = {"flops": ("bench", "search"), "bytes": ("bench", "search"), "bench_ref": ("bench",),
-              "budget": ("search",), "cluster": ("search",), "atol": ("check",), "rtol": ("check",),
-              "no_fresh": ("check",)}
-#: What a --search cell does not do (it compiles, checks, runs and times every candidate itself).
-_NOT_WITH_SEARCH = ("bench", "bench_ref", "timeline", "sanitize", "export", "interpret", "no_isolate", "stages")
-
-
-def ignored_options(args: Any) -> list[dict[str, Any]]:
-    """Warnings for the options given that this cell will not act on: one that needs another option that is
-    absent (``--flops`` without ``--bench``), or one that a ``--search`` cell does not do."""
-
-    def flag(name: str) -> str:
-        return "--" + name.replace("_", "-")
-
-    given = {k for k, v in vars(args).items() if v not in (None, False)}
-    out = [_magic_diagnostic("warning", f"{flag(opt)} is ignored: it is used with {' or '.join(map(flag, users))}")
-           for opt, users in _USED_WITH.items() if opt in given and not given & set(users)]
-    if "search" in given:
-        out += [_magic_diagnostic("warning", f"{flag(opt)} is ignored with --search (the search compiles, checks, "
-                                  "runs and times every candidate itself)") for opt in _NOT_WITH_SEARCH if opt in given]
-    return out
-
-
-def _magic_diagnostic(severity: str, message: str) -> dict[str, Any]:
-    return {"severity": severity, "source": "magic", "line": 1, "col": None, "hint": None, "message": message}
-
-
-def stage_list(spec: str | None, available: list[str] | None) -> list[str]:
-    if not spec:
-        return []
-    want = [s.strip().lower() for s in re.split(r"[,\s]+", unquote(spec)) if s.strip()]
-    if available is None:
-        return want
-    by_lower = {a.lower(): a for a in available}
-    return [by_lower[w] for w in want if w in by_lower]
-
-
-def unquote(s: str) -> str:
-    s = s.strip()
-    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
-        return s[1:-1]
-    return s
 
 
 def check_hint(c: dict[str, Any]) -> str | None:

@@ -23,7 +23,7 @@ from workbench.compile.tuners import base_jit
 from workbench.run.fresh import _names, _tensors, storage_key
 from workbench.run.verify import parse_check
 
-__all__ = ["DescriptorRecord", "Launch", "TensorRecord", "record_launch", "tensor_record"]
+__all__ = ["DescriptorRecord", "Launch", "TensorRecord", "record_launch", "tensor_record", "unquote"]
 
 
 @dataclass
@@ -113,7 +113,8 @@ def _record_value(v: Any) -> Any:
     return v
 
 
-def _unquote(s: str) -> str:
+def unquote(s: str) -> str:
+    """A ``%%tlx`` option's text without the quotes around it."""
     s = s.strip()
     return s[1:-1] if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'" else s
 
@@ -122,7 +123,7 @@ def _number(expr: str | None, ns: dict[str, Any]) -> float | None:
     if not expr:
         return None
     try:
-        return float(eval(compile(_unquote(expr), "<export>", "eval"), ns))  # noqa: S307 - the user's expression
+        return float(eval(compile(unquote(expr), "<export>", "eval"), ns))  # noqa: S307 - the user's expression
     except Exception:
         return None
 
@@ -186,7 +187,7 @@ def _record(entry: Any, args: Any, ns: dict[str, Any]) -> Launch:
         signature, constexprs, attrs = _specialization(fn, params, entry.bound, options, target)
     except Exception:
         signature, constexprs, attrs = {}, {}, {}
-    checks = [_unquote(c) for c in (getattr(args, "check", None) or [])]
+    checks = [unquote(c) for c in (getattr(args, "check", None) or [])]
     exprs, outputs = [], set()
     for c in checks:
         try:
@@ -195,7 +196,7 @@ def _record(entry: Any, args: Any, ns: dict[str, Any]) -> Launch:
             continue
         exprs += [e for e in (spec.actual, spec.expected) if e] if spec.actual else [spec.expr]
         outputs |= _outputs(spec.actual, ns)
-    bench_ref = _unquote(args.bench_ref) if getattr(args, "bench_ref", None) else None
+    bench_ref = unquote(args.bench_ref) if getattr(args, "bench_ref", None) else None
     exprs += [bench_ref] if bench_ref else []
     return Launch(kernel=fn, grid=tuple(entry.grid) if entry.grid else None, params=params, options=options,
                   signature=signature, constexprs=constexprs, attrs=attrs, target=target, checks=checks,
