@@ -190,3 +190,20 @@ def test_two_ray_nodes_on_this_machine_share_the_compiles(tmp_path):
     rows = two_node_search(tmp_path, n_configs=8)
     assert len({r["node"] for r in rows}) == 2, rows
     assert all(r["status"] == "compiled" for r in rows)
+
+
+@pytest.mark.slow
+def test_search_cell_counts_are_read_as_the_bench_reads_them(ray_local, ip):
+    """``--flops`` in a --search cell: quoted or not, a number (it was evaluated as the string '2*n'); one that raises
+    fails the cell under that expression on the magic line, not under --search."""
+    setup = "from search_kernels import scale\nn = 4096\nx, y = torch.empty(n), torch.empty(n)\n"
+    launch = "scale[(n // 256,)](x, y, n, BLOCK=256)\n"
+    res = ip.run_cell(f"%%tlx --search 'BLOCK=[256]' --compile-only --quiet --flops '2*n' -o s\n{setup}{launch}")
+    assert res.success, res.error_in_exec
+    assert ip.user_ns["s"].problem.flops == 2 * 4096
+    res = ip.run_cell(f"%%tlx --search 'BLOCK=[256]' --compile-only --quiet --flops 2*nn\n{setup}{launch}")
+    err = res.error_in_exec
+    assert err is not None and str(err).startswith("--flops '2*nn' raised NameError")
+    tb = "\n".join(err._render_traceback_())
+    line = next(ln for ln in tb.splitlines() if "%%tlx --search" in ln)
+    assert tb.splitlines()[tb.splitlines().index(line) + 1].index("^") == line.index("2*nn"), tb

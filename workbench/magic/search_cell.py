@@ -18,6 +18,7 @@ from workbench.compile.tuners import base_jit
 from workbench.errors import WorkbenchError
 from workbench.magic import errors as _errors
 from workbench.magic.options import unquote
+from workbench.report.export_launch import option_number
 from workbench.run.capture import Capture
 from workbench.run.verify import CheckSpec
 
@@ -35,13 +36,11 @@ def _launch(cap: Capture, kernel_name: str | None, cell: Any) -> Any:
     return recorded[-1]
 
 
-def _value(expr: str | None, ns: dict[str, Any], cell: Any, option: str) -> Any:
-    if not expr:
-        return None
+def _value(expr: str | None, ns: dict[str, Any], cell: Any, option: str) -> float | None:
     try:
-        return eval(compile(expr, f"<{option}>", "eval"), ns)  # noqa: S307 - the user's own expression
-    except Exception as e:
-        _errors.fail_at_magic_line(WorkbenchError(f"{option} {expr!r} raised {type(e).__name__}: {e}"), cell, expr)
+        return option_number(option, expr, ns) if expr else None
+    except WorkbenchError as e:
+        _errors.fail_at_magic_line(e, cell, expr)
         return None
 
 
@@ -82,13 +81,13 @@ def run_search(args: Any, cell: Any, code: Any, ns: dict[str, Any], device: Any,
     searched = {k for k in (space or {})}
     kwargs = {k: v for k, v in launch.kwargs.items() if k not in searched}
     reference, outputs = _reference(specs, ns, launch, cell)
+    counts = {opt: _value(getattr(args, opt), ns, cell, f"--{opt}") for opt in ("flops", "bytes")}
     try:
         result = search(
             launch.kernel, space, *launch.args, grid=launch.grid, reference=reference, outputs=outputs,
             target=args.target, compile_only=args.compile_only or not device.available, cluster=args.cluster,
             budget_s=args.budget, timeout_s=args.timeout, atol=args.atol, rtol=args.rtol,
-            flops=_value(args.flops, ns, cell, "--flops"), bytes=_value(args.bytes, ns, cell, "--bytes"),
-            progress=not args.quiet, **kwargs)
+            progress=not args.quiet, **counts, **kwargs)
     except WorkbenchError as e:
         _errors.fail_at_magic_line(e, cell, args.search or "--search")
     shown = result.best_index

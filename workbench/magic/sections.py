@@ -13,6 +13,7 @@ from workbench.errors import WorkbenchError
 from workbench.magic.options import magic_diagnostic, unquote
 from workbench.measure import bench_section, report_items
 from workbench.measure.timeline import timeline_section
+from workbench.report.export_launch import option_number
 from workbench.report.report import _now
 from workbench.run.capture import Capture, Captured, describe_arguments
 from workbench.run.verify import CheckSpec, evaluate, skipped
@@ -89,7 +90,7 @@ def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> list[d
             return eval(ref_code, ns)  # noqa: S307 - the user's own expression
 
     try:
-        kw = {opt: _count(opt, getattr(args, opt), ns) for opt in ("flops", "bytes") if getattr(args, opt)}
+        kw = {opt: option_number(f"--{opt}", expr, ns) for opt in ("flops", "bytes") if (expr := getattr(args, opt))}
         section = bench_section(entry.relaunch or nothing, reference=ref, kernel=entry.kernel,
                                 grid=entry.grid or (1, 1, 1), args=entry.bound, name=entry.name, **kw)
     except WorkbenchError as ex:
@@ -100,14 +101,6 @@ def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> list[d
     if entry.relaunch is None and items[0]["timing"] is None:  # nothing ran to time: skipped, and why (not an error)
         items[0].update(status="skipped", reason=_why_not_on_gpu(entry, device), errors=[])
     return items
-
-
-def _count(opt: str, expr: str, ns: dict[str, Any]) -> float:
-    """``--flops``/``--bytes``: the expression's value in the notebook's namespace; an error names the option."""
-    try:
-        return float(eval(unquote(expr), ns))  # noqa: S307 - the user's own expression
-    except Exception as ex:
-        raise WorkbenchError(f"--{opt} {unquote(expr)!r} raised {type(ex).__name__}: {ex}") from ex
 
 
 def _why_not_on_gpu(entry: Captured, device: Any) -> str:

@@ -20,10 +20,12 @@ from typing import Any
 from workbench.compile.binding import _OPTION_NAMES, bind
 from workbench.compile.targets import parse_target
 from workbench.compile.tuners import base_jit
+from workbench.errors import WorkbenchError
 from workbench.run.fresh import _names, _tensors, storage_key
 from workbench.run.verify import parse_check
 
-__all__ = ["DescriptorRecord", "Launch", "TensorRecord", "record_launch", "tensor_record", "unquote"]
+__all__ = ["DescriptorRecord", "Launch", "TensorRecord", "option_number", "record_launch", "tensor_record",
+           "unquote"]
 
 
 @dataclass
@@ -119,12 +121,20 @@ def unquote(s: str) -> str:
     return s[1:-1] if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'" else s
 
 
-def _number(expr: str | None, ns: dict[str, Any]) -> float | None:
-    if not expr:
-        return None
+def option_number(option: str, expr: str, ns: dict[str, Any]) -> float:
+    """A ``%%tlx`` count option's expression (``--flops 2*M*N*K``) evaluated in the notebook's namespace, as a number;
+    an error (a WorkbenchError) names the option."""
+    text = unquote(expr)
     try:
-        return float(eval(compile(unquote(expr), "<export>", "eval"), ns))  # noqa: S307 - the user's expression
-    except Exception:
+        return float(eval(compile(text, f"<{option}>", "eval"), ns))  # noqa: S307 - the user's own expression
+    except Exception as e:
+        raise WorkbenchError(f"{option} {text!r} raised {type(e).__name__}: {e}") from e
+
+
+def _number(option: str, expr: str | None, ns: dict[str, Any]) -> float | None:
+    try:
+        return option_number(option, expr, ns) if expr else None
+    except WorkbenchError:
         return None
 
 
@@ -201,6 +211,7 @@ def _record(entry: Any, args: Any, ns: dict[str, Any]) -> Launch:
     return Launch(kernel=fn, grid=tuple(entry.grid) if entry.grid else None, params=params, options=options,
                   signature=signature, constexprs=constexprs, attrs=attrs, target=target, checks=checks,
                   atol=getattr(args, "atol", None), rtol=getattr(args, "rtol", None), bench_ref=bench_ref,
-                  flops=_number(getattr(args, "flops", None), ns), bytes=_number(getattr(args, "bytes", None), ns),
+                  flops=_number("--flops", getattr(args, "flops", None), ns),
+                  bytes=_number("--bytes", getattr(args, "bytes", None), ns),
                   names=_expression_names(exprs, ns), outputs=outputs,
                   compile_only=bool(getattr(args, "compile_only", False)))
