@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.report.export_launch import unquote
 
 __all__ = ["FORMATS", "export", "format_of"]
 
@@ -62,7 +63,7 @@ def export_cell(reports: list[Any], paths: list[str], primary_artifact: Any) -> 
         return
     report = next((r for r in reports if r.artifact is primary_artifact), reports[-1])
     for raw in paths:
-        path = os.path.expanduser(raw.strip().strip("\"'"))  # a str: a trailing / says "a folder"
+        path = os.path.expanduser(unquote(raw))  # a str: a trailing / says "a folder"
         try:
             kind = format_of(path)
             written = export(report, path)
