@@ -1,8 +1,6 @@
 """The library's public calls given CPU tensors: one clear error at once, naming the call and what to do, in place of
 every tuning config failing to launch ("0 active drivers") one after another."""
 
-import time
-
 import pytest
 import torch
 from tlx_kernels import broadcast, moe
@@ -29,10 +27,8 @@ CALLS = {
 
 
 @pytest.mark.parametrize("name", CALLS)
-def test_cpu_tensors_fail_at_once_with_what_to_do(name):
-    t0 = time.perf_counter()
+def test_cpu_tensors_fail_before_tuning_with_what_to_do(name):
     with pytest.raises(ValueError, match=rf"^{name.strip()}: the tensors must be on a CUDA GPU, got cpu; ") as e:
         CALLS[name]()
-    assert time.perf_counter() - t0 < 1.0
     want = "move the tensors to the GPU" if torch.cuda.is_available() else "workbench.compile or a %%tlx cell"
     assert want in str(e.value)
