@@ -844,6 +844,10 @@ export interface SearchRow {
   spills?: number | null;
   shared_kib?: number | null;
   compile_s?: number | null;
+  /**
+   * Served from Triton's cache: compile_s is then a lookup, not a compile.
+   */
+  cache_hit?: boolean | null;
   findings?: string | null;
   error?: string | null;
   node?: string | null;

@@ -28,6 +28,8 @@ interface Column {
   label: string;
   value: (r: SearchRow) => string | number | null;
   format?: (v: number) => string;
+  /** What the cell shows instead of the formatted value (it still sorts by the value), or null. */
+  text?: (r: SearchRow) => string | null;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && isFinite(v) ? v : null);
@@ -58,7 +60,7 @@ function columns(p: Search): Column[] {
     n('registers', 'regs'),
     n('spills', 'spills'),
     n('shared_kib', 'smem KiB', v => v.toFixed(0)),
-    n('compile_s', 'compile s', v => v.toFixed(1)),
+    { ...n('compile_s', 'compile s', v => v.toFixed(1)), text: r => (r.cache_hit ? 'cached' : null) },
     { key: 'node', label: 'node', value: r => r.node ?? null },
     { key: 'why', label: 'findings / error', value: r => r.error ?? r.findings ?? null }
   ];
@@ -127,7 +129,7 @@ function drawRows(table: HTMLElement, p: Search, cols: Column[], sortKey: string
     }
     for (const c of cols) {
       const v = c.value(r);
-      const text = v === null ? '' : typeof v === 'number' && c.format ? c.format(v) : String(v);
+      const text = c.text?.(r) ?? (v === null ? '' : typeof v === 'number' && c.format ? c.format(v) : String(v));
       const td = el('td', { text: c.key === 'why' && text.length > 160 ? text.slice(0, 157) + '...' : text });
       if (c.key === 'status') {
         td.style.color = STATUS_COLOURS[r.status] ?? '';

@@ -78,5 +78,12 @@ def test_search_cell_progress_table_and_candidate_reports(page, lab, artifacts):
     diff_viewer.wait_for(timeout=600_000)
     wait_idle(page, 600_000)
     expect(diff_viewer.locator('.tlx-tab[data-tab="changes"]')).to_have_count(1)
+    # its one candidate (BLOCK=128, 4 warps) was compiled by the search above: Triton's cache served it
+    diff_viewer.locator('.tlx-tab[data-tab="search"]').click()
+    compile_col = diff_viewer.locator(".tlx-search-table thead th").evaluate_all(
+        "hs => hs.findIndex(h => h.dataset.col === 'compile_s')")
+    cells = diff_viewer.locator(".tlx-search-table tbody tr").evaluate_all(
+        f"rows => rows.map(r => r.children[{compile_col}].textContent)")
+    assert cells == ["cached"], cells
     page.screenshot(path=str(artifacts / "search-diff.png"))
     assert not page.console_errors, page.console_errors

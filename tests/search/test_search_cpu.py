@@ -207,3 +207,17 @@ def test_search_cell_counts_are_read_as_the_bench_reads_them(ray_local, ip):
     tb = "\n".join(err._render_traceback_())
     line = next(ln for ln in tb.splitlines() if "%%tlx --search" in ln)
     assert tb.splitlines()[tb.splitlines().index(line) + 1].index("^") == line.index("2*nn"), tb
+
+
+@pytest.mark.slow
+def test_a_cached_compile_says_so_and_the_times_add_up(ray_local):
+    """A candidate Triton's cache served is marked (its compile_s is a lookup); the summary's times end with the
+    whole search's wall time, and a compile-only search has no 'compiles and runs' phase."""
+    x, y = torch.empty(64), torch.empty(64)
+    workbench.search(scale, {"BLOCK": [64]}, x, y, 64, compile_only=True, progress=False)
+    again = workbench.search(scale, {"BLOCK": [64]}, x, y, 64, compile_only=True, progress=False)
+    assert again.payload()["rows"][0]["cache_hit"] is True
+    times = next(ln for ln in again.summary().splitlines() if ln.startswith("times: "))
+    assert "compiles and runs" not in times and times.split(", ")[-1].startswith("total ")
+    ph = again.info["phases"]
+    assert ph["wall_s"] >= ph["prepare_s"] + ph["connect_s"] + ph["total_s"] - 0.01, ph

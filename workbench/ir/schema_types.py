@@ -169,6 +169,7 @@ class SearchRow(TypedDict):
     spills: NotRequired[int | None]
     shared_kib: NotRequired[float | None]
     compile_s: NotRequired[float | None]
+    cache_hit: NotRequired[bool | None]
     findings: NotRequired[str | None]
     error: NotRequired[str | None]
     node: NotRequired[str | None]

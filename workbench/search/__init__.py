@@ -89,7 +89,7 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
             "gpus": result.gpu_info, "compile_only": not gpus,
             "phases": {"prepare_s": round(prep_s, 3), "connect_s": round(time.perf_counter() - t0 - prep_s
                                                                            - result.phases.get("total_s", 0), 3),
-                       **result.phases},
+                       **result.phases, "wall_s": round(time.perf_counter() - t0, 3)},
             "utilisation": _utilisation(rows, result.phases, cluster_info, gpus),
             "notes": notes + result.notes, "rounds": rounds, "reference": reference is not None}
     from workbench.compile.tuners import base_jit

@@ -147,7 +147,8 @@ class SearchResult:
         for c in self.candidates:
             r = self.rows.get(c.index, {})
             row = {k: _plain(r.get(k)) for k in ("status", "ms", "tflops", "tbs", "ratio", "registers", "spills",
-                                                    "shared_kib", "compile_s", "error", "node", "confirmed")}
+                                                    "shared_kib", "compile_s", "cache_hit", "error", "node",
+                                                    "confirmed")}
             row.update(index=c.index, config={k: _plain(v) for k, v in c.config.items()},
                        findings=_finding_text(r.get("findings")) or None, status=r.get("status") or "pending")
             rows.append(row)
@@ -193,8 +194,12 @@ class SearchResult:
             vs = f", {r['ratio']:.3f}x the reference" if r.get("ratio") else ""
             head += f"\nbest: #{b} {self.candidate(b).label()}: {r['ms']:.4g} ms{rate}{vs}"
         ph = self.info.get("phases") or {}
-        names = {"connect_s": "Ray up", "compile_wall_s": "compiles", "pipeline_s": "compiles and runs",
-                 "confirm_s": "leaders re-timed", "total_s": "total"}
+        names = {"prepare_s": "prepare", "connect_s": "Ray up", "compile_wall_s": "compiles",
+                 "pipeline_s": "compiles and runs", "confirm_s": "leaders re-timed", "wall_s": "total"}
+        if self.info.get("compile_only"):  # nothing ran: the pipeline's span is the compiles'
+            names.pop("pipeline_s")
+        if "wall_s" not in ph:  # a result from before the whole wall time was kept: its pipeline's own
+            names["total_s"] = "pipeline total"
         parts = [f"{label} {ph[k]:.1f} s" for k, label in names.items() if isinstance(ph.get(k), int | float)]
         if parts:
             head += "\ntimes: " + ", ".join(parts)
