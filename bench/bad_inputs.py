@@ -99,6 +99,12 @@ CASES = [
      "CompileError"),
     # a 64x48 fp16 ring slot (48 is no power of two): an assertion in uTLX's C++ op builder aborted the process
     ("a 64x48 fp16 ring slot (uTLX asserts in C++)", "%%tlx\n" + RING, 7, "CompileError"),
+    ("--timeout of -3 s", "%%tlx --timeout -3\n" + SCALE + LAUNCH, 1, "needs a number of seconds above 0"),
+    ("--flops that is not an expression", "%%tlx --bench --flops '2*('\n" + SCALE + LAUNCH, 1,
+     "is not a valid expression"),
+    ("--flops without --bench", "%%tlx --flops 2*1024\n" + SCALE + LAUNCH, None, "--flops is ignored"),
+    ("a library call on CPU tensors", "%%tlx\nfrom tlx_kernels.gemm import ws_cooperative\nws_cooperative.matmul(h, h)",
+     3, "must be on a CUDA GPU"),
 ]
 
 

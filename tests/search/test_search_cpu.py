@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 import torch
 import triton
+from IPython.utils.capture import capture_output
 from search_kernels import ExitOnLoad, ring_sum, scale
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 import workbench
+from workbench.report import MIME_TYPE
 from workbench.search import ClusterError, SearchError, SearchSpaceError, parse_space
 from workbench.search.problem import prepare
 
@@ -195,12 +197,18 @@ def test_two_ray_nodes_on_this_machine_share_the_compiles(tmp_path):
 @pytest.mark.slow
 def test_search_cell_counts_are_read_as_the_bench_reads_them(ray_local, ip):
     """``--flops`` in a --search cell: quoted or not, a number (it was evaluated as the string '2*n'); one that raises
-    fails the cell under that expression on the magic line, not under --search."""
+    fails the cell under that expression on the magic line, not under --search. ``--stages`` opens the best
+    candidate's Report on them (it was dropped)."""
     setup = "from search_kernels import scale\nn = 4096\nx, y = torch.empty(n), torch.empty(n)\n"
     launch = "scale[(n // 256,)](x, y, n, BLOCK=256)\n"
-    res = ip.run_cell(f"%%tlx --search 'BLOCK=[256]' --compile-only --quiet --flops '2*n' -o s\n{setup}{launch}")
+    with capture_output(display=True) as cap:
+        res = ip.run_cell(f"%%tlx --search 'BLOCK=[256]' --compile-only --flops '2*n' --stages ptx,nope -o s\n"
+                          f"{setup}{launch}")
     assert res.success, res.error_in_exec
     assert ip.user_ns["s"].problem.flops == 2 * 4096
+    [d] = [o.data[MIME_TYPE] for o in cap.outputs if MIME_TYPE in o.data]  # the best candidate's Report
+    assert d["view"]["stages_first"] == ["ptx"] and d["view"]["selected_stage"] == "ptx"
+    assert any(x["message"].startswith("--stages: no stage nope") for x in d["diagnostics"]), d["diagnostics"]
     res = ip.run_cell(f"%%tlx --search 'BLOCK=[256]' --compile-only --quiet --flops 2*nn\n{setup}{launch}")
     err = res.error_in_exec
     assert err is not None and str(err).startswith("--flops '2*nn' raised NameError")

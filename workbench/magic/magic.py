@@ -176,7 +176,9 @@ class TlxMagics(Magics):
         reports = [report] if report is not None else []
         ignored = options.ignored(args)
         if report is not None:
+            report.diagnostics.extend([d for d in [options.unknown_stages(args.stages, report.stage_names)] if d])
             report.diagnostics.extend(ignored)
+            options.show_stages_first(report, args.stages)
         elif ignored and not args.quiet:
             print("\n".join(f"warning: line 1: {d['message']}" for d in ignored))
         if report is not None and args.diff is not None:
@@ -251,9 +253,7 @@ class TlxMagics(Magics):
         from IPython.display import display
 
         for r in reports:
-            if args.stages:
-                r.view["stages_first"] = options.stage_list(args.stages, r.stage_names)
-                r.view["selected_stage"] = r.view["stages_first"][0] if r.view["stages_first"] else None
+            options.show_stages_first(r, args.stages)
             display(r)
 
 

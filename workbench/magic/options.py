@@ -15,8 +15,8 @@ from workbench.magic.errors import fail_at_magic_line
 from workbench.report.export_launch import unquote
 from workbench.run.verify import CheckSpec, parse_check
 
-__all__ = ["ARGUMENTS", "ignored", "magic_diagnostic", "stage_list", "tlx_arguments", "unknown_stages", "unquote",
-           "validate"]
+__all__ = ["ARGUMENTS", "ignored", "magic_diagnostic", "show_stages_first", "stage_list", "tlx_arguments",
+           "unknown_stages", "unquote", "validate"]
 
 #: The options, in the order ``%%tlx?`` lists them.
 ARGUMENTS = [
@@ -200,7 +200,7 @@ _USED_WITH = {"flops": ("bench", "search"), "bytes": ("bench", "search"), "bench
               "budget": ("search",), "cluster": ("search",), "atol": ("check",), "rtol": ("check",),
               "no_fresh": ("check",)}
 #: What a --search cell does not do (it compiles, checks, runs and times every candidate itself).
-_NOT_WITH_SEARCH = ("bench", "bench_ref", "timeline", "sanitize", "export", "interpret", "no_isolate", "stages")
+_NOT_WITH_SEARCH = ("bench", "bench_ref", "timeline", "sanitize", "export", "interpret", "no_isolate")
 
 
 def ignored(args: Any) -> list[dict[str, Any]]:
@@ -222,6 +222,13 @@ def ignored(args: Any) -> list[dict[str, Any]]:
 def magic_diagnostic(severity: str, message: str) -> dict[str, Any]:
     """A diagnostic about the magic's own line (line 1 of the cell)."""
     return {"severity": severity, "source": "magic", "line": 1, "col": None, "hint": None, "message": message}
+
+
+def show_stages_first(report: Any, spec: str | None) -> None:
+    """``--stages LIST`` on a Report made without it (a search's, or one shown again): its viewer opens on them."""
+    if spec:
+        first = stage_list(spec, report.stage_names)
+        report.view.update(stages_first=first, selected_stage=first[0] if first else None)
 
 
 def stage_list(spec: str | None, available: list[str] | None) -> list[str]:
