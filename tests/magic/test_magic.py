@@ -205,6 +205,11 @@ def test_options_the_cell_will_not_use_are_warned_about(ip):
                       "--budget is ignored: it is used with --search"}, warned
     res, outputs, _ = run(ip, '%%tlx --compile-only --bench --flops 2*n --check "out: x + y" --atol 1e-3\n' + ADD)
     assert not [x for x in reports(outputs)[0]["diagnostics"] if "is ignored" in x["message"]]
+    from workbench.magic import options
+
+    args = options.tlx_arguments(lambda: None).parser.parse_args(["--search", "--bench-ref", "x", "--timeline"])
+    assert [d["message"].split(" (")[0] for d in options.ignored(args)] == [
+        "--bench-ref is ignored with --search", "--timeline is ignored with --search"]
 
 
 def test_a_bench_count_that_raises_names_its_option(ip):

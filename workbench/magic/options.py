@@ -211,12 +211,11 @@ def ignored(args: Any) -> list[dict[str, Any]]:
         return "--" + name.replace("_", "-")
 
     given = {k for k, v in vars(args).items() if v not in (None, False)}
+    by_search = [opt for opt in _NOT_WITH_SEARCH if opt in given] if "search" in given else []
     out = [magic_diagnostic("warning", f"{flag(opt)} is ignored: it is used with {' or '.join(map(flag, users))}")
-           for opt, users in _USED_WITH.items() if opt in given and not given & set(users)]
-    if "search" in given:
-        out += [magic_diagnostic("warning", f"{flag(opt)} is ignored with --search (the search compiles, checks, "
-                                  "runs and times every candidate itself)") for opt in _NOT_WITH_SEARCH if opt in given]
-    return out
+           for opt, users in _USED_WITH.items() if opt in given and not given & set(users) and opt not in by_search]
+    return out + [magic_diagnostic("warning", f"{flag(opt)} is ignored with --search (the search compiles, checks, "
+                                   "runs and times every candidate itself)") for opt in by_search]
 
 
 def magic_diagnostic(severity: str, message: str) -> dict[str, Any]:
