@@ -220,6 +220,18 @@ def test_a_bench_count_that_raises_names_its_option(ip):
         "--flops '2*undefined_n' raised NameError: name 'undefined_n' is not defined", m
 
 
+def test_a_cell_asking_for_a_missing_gpu_is_told_how_to_run_without_one(ip, has_gpu):
+    if has_gpu:
+        pytest.skip("the hint is for a machine without a GPU")
+    res, _, _ = run(ip, '%%tlx\nz = torch.empty(4, device="cuda")\n')
+    assert "hint: there is no GPU here" in traceback_text(res) and "device=DEVICE" in traceback_text(res)
+    res, _, _ = run(ip, "%%tlx\nfrom tlx_kernels.gemm import ws_cooperative\n"
+                        "ws_cooperative.matmul(torch.ones(64, 64, dtype=torch.bfloat16), torch.ones(64, 64, "
+                        "dtype=torch.bfloat16))\n")
+    tb = traceback_text(res)  # already on the CPU: the library's own message says what to do, and no other hint
+    assert "matmul: the tensors must be on a CUDA GPU, got cpu" in tb and "there is no GPU here" not in tb
+
+
 def test_kernel_option_output_and_quiet(ip):
     res, outputs, _ = run(ip, "%%tlx\n" + ADD + SCALE)
     assert res.success

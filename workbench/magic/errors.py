@@ -113,13 +113,18 @@ def raise_cell_error(shell: Any, exc: BaseException, failed_kernel: Any, cell: A
         raise attach(err, lines) from None
     lines = trimmed_traceback(shell, exc, cell.filename)
     if lines is not None:
-        if not device.available and "CUDA" in str(exc):
+        if not device.available and any(p in str(exc) for p in _ASKED_FOR_A_GPU):
             lines = list(lines) + [
                 f"{CYAN}hint{RESET}: there is no GPU here ({device.reason}); create tensors with device=DEVICE "
                 "(it is 'cpu' without a GPU) and the launches become compiles"
             ]
         attach(exc, lines)
     raise exc.with_traceback(exc.__traceback__)
+
+
+#: What torch and Triton raise when a cell asks for a GPU that is not there (device="cuda", .cuda(), a launch of
+#: CUDA tensors): the hint then says how the cell runs without one. Not for an error that merely names CUDA.
+_ASKED_FOR_A_GPU = ("not compiled with CUDA", "no NVIDIA driver", "No CUDA GPUs", "CUDA driver", "active drivers")
 
 
 def _as_workbench_error(exc: BaseException, kernel: Any) -> BaseException:
