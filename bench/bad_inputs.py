@@ -3,7 +3,7 @@
     python3 bench/bad_inputs.py [--json PATH] [--only TEXT]
 
 Each case runs in a fresh kernel (after ``%load_ext workbench`` and a cell making tensors): the time from sending
-the cell to its first error or finding, what the cell said (the last line that says it: a traceback's error line, or the finding), the cell
+the cell to its first error or finding, what the cell said (its error line, or the finding), the cell
 line it points at (and the line it should), how the cell ended (ok, error, died, timeout) and whether the kernel
 still answers afterwards (a cell reading the tensors it made before). Prints a table and writes JSON (default
 bench/results/bad-inputs-<date>.json) with the commit measured and the files under workbench/ that differed from it.
@@ -26,6 +26,7 @@ from recordings import source_tree  # noqa: E402
 
 SETUP = "import torch\nx = torch.randn(1024)\ny = torch.empty(1024)\nh = torch.empty(512, 512, dtype=torch.float16)"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+SAYING = re.compile(r"\s*([A-Z]\w*(Error|Exception)|warning|info|error)\b")
 
 OOB = '''@triton.jit
 def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
@@ -164,7 +165,9 @@ def run_case(name: str, cell: str, want_line: int | None, says: str) -> dict:
         row["finished_s"] = round(took, 2)
         text = "\n".join(_texts(msgs))
         row["seconds_to_message"] = round(first[0], 2) if first else None
-        line = next((ln for ln in reversed(text.splitlines()) if says in ln), "")  # a traceback ends in it
+        said = [ln for ln in text.splitlines() if says in ln]
+        errors = [ln for ln in said if SAYING.match(ln)]  # a traceback's error line, not its source lines
+        line = errors[-1] if errors else (said[0] if said else "")
         row["message"] = line.strip()[:300] or ("(the kernel died: no message)" if row["outcome"] == "died" else "")
         m = re.search(r"Cell line (\d+)|line (\d+):|File <tlx-cell-[^>]*>:(\d+)", text)
         row["line"] = int(next(g for g in m.groups() if g)) if m else None
