@@ -69,6 +69,20 @@ def test_a_barrier_index_past_the_ring_is_found_at_the_iteration_it_first_leaves
     assert f"loop variable {STAGES})" in f.message and "waits on it" in f.message
 
 
+def test_barriers_one_short_of_their_ring_are_told_to_match_it():
+    """The index is right (k % STAGES) and the barrier set is too small: the hint names the ring it pairs with."""
+    kernel = B.barriers_short_of_the_ring
+    fs = [f for f in findings("barriers_short_of_the_ring") if f.rule == "index-out-of-range"]
+    expect = marked_line(kernel, "tlx.barrier_expect_bytes(full[s], BM * BK * 2)")
+    wait = marked_line(kernel, "tlx.barrier_wait(full[s], p)")
+    assert [f.line for f in fs] == [expect, wait], [str(f) for f in fs]
+    alloc = marked_line(kernel, "bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)")
+    for f in fs:
+        assert f"`full` has {STAGES - 1} mbarriers" in f.message
+        assert f.hint.startswith(f"`bufs` (line {alloc}) has {STAGES} slots: if `full` pairs with it, allocate "
+                                 f"`full` with {STAGES} as well"), f.hint
+
+
 def test_an_index_the_run_cannot_know_says_nothing():
     """Without the launch's K the loops are not followed: the index is never computed, nothing is said."""
     import workbench

@@ -50,9 +50,21 @@ def _finding(ctx: Context, bad: BadIndex) -> Finding:
         "index-out-of-range", "error", where.line,
         f"`{name}` has {count} {what} (indices 0 to {count - 1}), but {ctx.task(bad.task)} indexes it with "
         f"{bad.index} here{when} and {use}{at}: that is {unit} `{name}`. Keep the index in [0, {count}).",
-        related(notes),
-        f"slot = k % NUM_STAGES; phase = (k // NUM_STAGES) & 1; tlx.local_view({name}, slot) "
-        f"(NUM_STAGES = {count} here)")
+        related(notes), _hint(ctx, bad, name, count))
+
+
+def _hint(ctx: Context, bad: BadIndex, name: str, count: int) -> str:
+    """The modulo form of a ring index; and when a ring of the other kind (slots for barriers, barriers for slots)
+    is larger and holds the index, that the two may be sized apart (one barrier short of the slots it guards)."""
+    modulo = (f"slot = k % NUM_STAGES; phase = (k // NUM_STAGES) & 1; tlx.local_view({name}, slot) "
+              f"(NUM_STAGES = {count} here)")
+    others = ctx.model.buffers if bad.kind == "bar" else ctx.model.barriers
+    pair = next((o for o in others if o.count > count and 0 <= bad.index < o.count), None)
+    if pair is None:
+        return modulo
+    theirs = "slots" if bad.kind == "bar" else "mbarriers"
+    return (f"`{pair.name}` (line {pair.line}) has {pair.count} {theirs}: if `{name}` pairs with it, allocate "
+            f"`{name}` with {pair.count} as well; else keep the index in range: {modulo}")
 
 
 def _iteration(loops) -> str:
