@@ -82,6 +82,20 @@ def test_each_bug_is_found_at_its_line(name, rule, severity, phrase):
     assert {g.rule for g in findings if g.severity == "error"} <= {rule}, [str(g) for g in findings]
 
 
+def test_bytes_announced_on_another_barrier_than_the_copys_hang_with_a_hint_at_the_copy():
+    """Each phase gets its bytes in the end (so no expect-bytes finding), but the copy lands on `full[s]` before its
+    expect, which went to the next slot's barrier: the run hangs at the consumer's wait, and the hint says why."""
+    kernel = R.expects_on_the_next_slot
+    fs = ring_findings("expects_on_the_next_slot")
+    [f] = [f for f in fs if f.severity == "error"]
+    assert f.rule == "hang" and f.line == marked_line(kernel, "tlx.barrier_wait(full[s], p)"), str(f)
+    copy = marked_line(kernel, "tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])")
+    assert f.hint.startswith(f"the copy at line {copy} completed on `full[0]` before any barrier_expect_bytes "
+                             "announced its bytes there"), f.hint
+    other = next(f.hint for f in ring_findings("producer_waits_phase0") if f.rule == "hang")
+    assert "must use phase 1" in other, other  # a hang with its own cause keeps its own hint
+
+
 def test_a_slot_released_before_its_mma_finished_is_overwritten_under_the_reader():
     findings = mma_findings(early_release=True)
     line = marked_line(R.mma_ring, "# BUG: slot-reuse")

@@ -99,6 +99,7 @@ class Phase:
     copied: int = 0
     expects: list[tuple[int, int | None, int]] = field(default_factory=list)  # (task, line, bytes)
     copies: list[tuple[int, int | None, int]] = field(default_factory=list)
+    unannounced: list[tuple[int, int | None, int]] = field(default_factory=list)  # copies past the expected bytes
     vc: VC = field(default_factory=dict)  # the clocks of its arrivals and copies: what completing it needed
 
 
@@ -134,6 +135,8 @@ class MBarrier:
         self.tx -= nbytes
         self.cur.copied += nbytes
         self.cur.copies.append((*who, nbytes))
+        if self.tx < 0:  # more bytes landed than this phase announced so far: its expect came later, or elsewhere
+            self.cur.unannounced.append((*who, nbytes))
         join(self.vc_cur, vc)
         self._maybe_complete()
 
