@@ -445,3 +445,28 @@ def expects_on_the_next_slot(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.conste
                 tlx.barrier_arrive(empty[s])
             offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
             tl.store(out_ptr + offs, acc.to(tl.float16))
+
+
+@triton.jit
+def expects_once_before_the_loop(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+    bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tlx.barrier_expect_bytes(full[1], BM * BK * 2)  # once, on another slot's barrier
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(empty[s], p ^ 1)
+                tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BK], tl.float32)
+            for k in range(0, K // BK):
+                s = k % STAGES
+                p = (k // STAGES) & 1
+                tlx.barrier_wait(full[s], p)
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                tlx.barrier_arrive(empty[s])
+            offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+            tl.store(out_ptr + offs, acc.to(tl.float16))

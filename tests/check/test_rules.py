@@ -82,16 +82,27 @@ def test_each_bug_is_found_at_its_line(name, rule, severity, phrase):
     assert {g.rule for g in findings if g.severity == "error"} <= {rule}, [str(g) for g in findings]
 
 
-def test_bytes_announced_on_another_barrier_than_the_copys_hang_with_a_hint_at_the_copy():
-    """Each phase gets its bytes in the end (so no expect-bytes finding), but the copy lands on `full[s]` before its
-    expect, which went to the next slot's barrier: the run hangs at the consumer's wait, and the hint says why."""
+def test_bytes_announced_on_another_barrier_than_the_copy_of_the_same_iteration():
+    """Each phase gets its bytes in the end (the byte counts agree), but the copy lands on `full[s]` before its
+    expect, which went to the next slot's barrier: found at that expect, with the copy's line; no hang besides."""
     kernel = R.expects_on_the_next_slot
     fs = ring_findings("expects_on_the_next_slot")
     [f] = [f for f in fs if f.severity == "error"]
-    assert f.rule == "hang" and f.line == marked_line(kernel, "tlx.barrier_wait(full[s], p)"), str(f)
+    expect = marked_line(kernel, "# the next slot's barrier")
     copy = marked_line(kernel, "tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])")
-    assert f.hint.startswith(f"the copy at line {copy} completed on `full[0]` before any barrier_expect_bytes "
-                             "announced its bytes there"), f.hint
+    assert (f.rule, f.line) == ("expect-bytes", expect), str(f)
+    assert f"announces bytes on `full[1]` here, but its copy at line {copy} in the same iteration (iteration 1 of" \
+        in f.message and "completes on `full[0]`" in f.message, f.message
+    assert [r.line for r in f.related] == [copy]
+
+
+def test_a_hang_on_a_barrier_whose_copy_landed_unannounced_points_at_the_copy():
+    """The same early copy with the expect outside the loop (no iteration to pair it with): a hang, whose hint
+    names the copy."""
+    fs = ring_findings("expects_once_before_the_loop")
+    [f] = [f for f in fs if f.severity == "error"]
+    copy = marked_line(R.expects_once_before_the_loop, "bufs[s], [0, k * BK], full[s])")
+    assert f.rule == "hang" and f.hint.startswith(f"the copy at line {copy} completed on `full["), str(f)
     other = next(f.hint for f in ring_findings("producer_waits_phase0") if f.rule == "hang")
     assert "must use phase 1" in other, other  # a hang with its own cause keeps its own hint
 

@@ -53,6 +53,10 @@ class Trace:
     arrive_logs: dict[int, list[int]] = field(default_factory=dict)  # task -> barrier set per arrive/expect
     early_releases: list[tuple[int, int | None, list[int | None]]] = field(default_factory=list)  # task, arrive, reads
     bad_indices: list[BadIndex] = field(default_factory=list)  # views outside their allocation, when used
+    # (task, its loops then: (line, iteration, variable) outermost first) -> [(barrier, line)] of its expects
+    expects: dict[tuple, list[tuple[tuple[int, int], int | None]]] = field(default_factory=dict)
+    # copies whose bytes landed before their phase announced them: (task, loops, barrier, line)
+    early_copies: list[tuple[int, tuple, tuple[int, int], int | None]] = field(default_factory=list)
     named_run_ahead: dict[int, tuple[int, int]] = field(default_factory=dict)  # named id -> (task, arrivals)
     opaque_barriers: set[int] = field(default_factory=set)
     opaque_buffers: set[int] = field(default_factory=set)

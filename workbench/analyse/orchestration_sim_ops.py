@@ -117,7 +117,7 @@ def _ref(value) -> tuple | None:
 
 def _in_range(sim, t, ref: tuple, line, kind: str) -> None:
     if len(ref) > 3 and isinstance(ref[3], OutOfRange):
-        loops = tuple(map(tuple, t.loops))
+        loops = _loops(t)
         sim.trace.bad_indices.append(BadIndex(t.index, ref[0], ref[1], ref[2], ref[3], line, kind, loops))
         raise Lost(line, f"index {ref[2]} outside its allocation of {ref[3].count}")
 
@@ -187,6 +187,7 @@ def sync_op(sim, t, op: Op, s: SyncOp) -> None:
         if _pred(t, ops, 1, line):
             bar = _barrier(sim, t, ops[0], s)
             bar.expect(s.bytes or 0, who, t.clock)
+            sim.trace.expects.setdefault((t.index, _loops(t)), []).append(((bar.set_id, bar.index), line))
             t.arrive_log.append(bar.set_id)
             t.tick()
     elif kind == "tma_load":
@@ -234,8 +235,14 @@ def _tma_load(sim, t, op: Op, s: SyncOp) -> None:
     _write(sim, t, key, s, (comp, count), (bar.set_id, bar.index))
     vc = dict(t.clock)
     vc[comp] = count
-    bar.copy(s.bytes or 0, (t.index, s.line), vc)
+    if bar.copy(s.bytes or 0, (t.index, s.line), vc):
+        sim.trace.early_copies.append((t.index, _loops(t), (bar.set_id, bar.index), s.line))
     t.tick()
+
+
+def _loops(t) -> tuple:
+    """The loops task ``t`` is in now, as the trace keeps them: ((line, iteration, variable), ...)."""
+    return tuple(map(tuple, t.loops))
 
 
 def _tcgen05(sim, t, op: Op, s: SyncOp) -> None:

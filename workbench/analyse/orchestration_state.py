@@ -131,14 +131,18 @@ class MBarrier:
         self.cur.expects.append((*who, nbytes))
         self.arrive(1, who, vc)
 
-    def copy(self, nbytes: int, who: tuple[int, int | None], vc: VC) -> None:
+    def copy(self, nbytes: int, who: tuple[int, int | None], vc: VC) -> bool:
+        """A copy's bytes land (complete_tx); True when more bytes have landed than this phase announced so far
+        (its expect comes later, or went to another barrier)."""
         self.tx -= nbytes
         self.cur.copied += nbytes
         self.cur.copies.append((*who, nbytes))
-        if self.tx < 0:  # more bytes landed than this phase announced so far: its expect came later, or elsewhere
+        early = self.tx < 0
+        if early:
             self.cur.unannounced.append((*who, nbytes))
         join(self.vc_cur, vc)
         self._maybe_complete()
+        return early
 
     def _maybe_complete(self) -> None:
         if self.pending > 0 or self.tx > 0:

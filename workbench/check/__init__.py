@@ -20,7 +20,8 @@ Rules (``Finding.rule``):
   barrier that is re-armed in a loop (run).
 * ``arrive-count``: the arrivals that reach a barrier per round differ from its arrive_count, and
   the run shows it: a wait blocked before its phase completes, or passing phases it did not wait for.
-* ``expect-bytes``: a phase's expected bytes differ from the bytes of the copies completing on it.
+* ``expect-bytes``: a phase's expected bytes differ from the bytes of the copies completing on it; or a task
+  announces bytes on one barrier while its copy of the same loop iteration completes, unannounced, on another (run).
 * ``hang``: tasks blocked on each other with no rule above explaining it.
 * ``slot-reuse`` / ``read-before-write``: happens-before races on buffer slots (run).
 * ``unwritten-buffer``: a buffer set that is read and never written (model).
@@ -111,6 +112,7 @@ def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...
     rules_phases.first_wait_passes(ctx)
     rules_phases.phase_flip(ctx)
     rules_hangs.expect_bytes(ctx)
+    rules_hangs.expect_elsewhere(ctx)
     rules_hangs.arrive_counts(ctx)
     rules_races.races(ctx)
     rules_hangs.hangs(ctx)

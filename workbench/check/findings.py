@@ -67,3 +67,13 @@ def ordered(findings: list[Finding]) -> list[Finding]:
         best.setdefault((f.rule, f.line), f)
     rank = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(best.values(), key=lambda f: (rank[f.severity], f.line or 0, f.rule))
+
+
+def iteration_text(loops) -> str:
+    """' (iteration 3 of the loop at line 20, its variable 2; ...)', innermost loop first."""
+    parts = []
+    for line, n, value in reversed(loops):
+        at = f"line {line}" if line else "a loop"
+        var = f", loop variable {value}" if value is not None else ""
+        parts.append(f"iteration {n} of the loop at {at}{var}")
+    return f" ({'; '.join(parts)})" if parts else " (outside any loop)"

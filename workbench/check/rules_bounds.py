@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from workbench.analyse.orchestration_sim_ops import BadIndex
 from workbench.check.context import Context
-from workbench.check.findings import Finding, related
+from workbench.check.findings import Finding, iteration_text, related
 
 _USES = {"wait": "waits on it", "arrive": "arrives on it", "warp_arrive": "arrives on it",
          "expect": "expects bytes on it", "tma_load": "loads into it (TMA)", "cp_async": "copies into it",
@@ -38,7 +38,7 @@ def _finding(ctx: Context, bad: BadIndex) -> Finding:
         name, what, unit = b.name, "slots", "another allocation's memory (or past the end of shared memory), not"
         notes = [(b.line, f"{b.name} allocated here ({b.count} x {'x'.join(map(str, b.shape))} {b.dtype})")]
     count = where.count
-    when = _iteration(bad.loops)
+    when = iteration_text(bad.loops)
     use = _USES.get(bad.use_kind, "uses it")
     if where.own_line and where.own_line != where.line:
         notes.append((where.own_line, f"the index is computed here, in a function called at line {where.line}"))
@@ -65,13 +65,3 @@ def _hint(ctx: Context, bad: BadIndex, name: str, count: int) -> str:
     theirs = "slots" if bad.kind == "bar" else "mbarriers"
     return (f"`{pair.name}` (line {pair.line}) has {pair.count} {theirs}: if `{name}` pairs with it, allocate "
             f"`{name}` with {pair.count} as well; else keep the index in range: {modulo}")
-
-
-def _iteration(loops) -> str:
-    """' (iteration 3 of the loop at line 20, its variable 2; ...)', innermost loop first."""
-    parts = []
-    for line, n, value in reversed(loops):
-        at = f"line {line}" if line else "a loop"
-        var = f", loop variable {value}" if value is not None else ""
-        parts.append(f"iteration {n} of the loop at {at}{var}")
-    return f" ({'; '.join(parts)})" if parts else " (outside any loop)"

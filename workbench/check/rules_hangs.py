@@ -6,7 +6,7 @@ from __future__ import annotations
 from workbench.analyse.orchestration_sim_ops import Blocked
 from workbench.analyse.orchestration_state import MBarrier
 from workbench.check.context import COMPLETES, PROTOCOL_RULES, RACE_RULES, Context
-from workbench.check.findings import Finding, related
+from workbench.check.findings import Finding, iteration_text, related
 from workbench.check.rules_phases import first_waits
 
 
@@ -35,6 +35,35 @@ def expect_bytes(ctx: Context) -> None:
                     + [(ln, "also expects bytes on it") for ln in lines[1:]]),
             "nbytes = BLOCK_M * BLOCK_K * tlx.size_of(tlx.dtype_of(desc)), summed over every copy on the barrier")
         f.barrier_set = key[0]
+        ctx.add(f)
+
+
+def expect_elsewhere(ctx: Context) -> None:
+    """A copy whose bytes landed before any expect announced them, while the same task, in the same loop iteration,
+    announced bytes on another barrier and none on the copy's: the expect names the wrong barrier (e.g. the next
+    slot's). Per phase the bytes may still add up, so ``expect_bytes`` says nothing; the phases go out of step."""
+    tr = ctx.trace
+    if tr is None:
+        return
+    said: set[int | None] = {f.line for f in ctx.findings if f.rule == "expect-bytes"}
+    for task, loops, bar, copy_line in tr.early_copies:
+        expects = tr.expects.get((task, loops), [])
+        if not expects or bar in {b for b, _ in expects}:
+            continue
+        other, line = expects[0]
+        if line in said:
+            continue
+        said.add(line)
+        f = Finding(
+            "expect-bytes", "error", line,
+            f"{ctx.Task(task)} announces bytes on `{ctx.bar(other)}` here, but its copy at line {copy_line} in the "
+            f"same iteration{iteration_text(loops)} completes on `{ctx.bar(bar)}`, where nothing announced them: "
+            f"each phase of `{ctx.bar(bar)}` gets its bytes before its expect, and the phases of the two barriers "
+            f"go out of step with their waits. Announce the bytes on the barrier the copy completes on.",
+            related([(copy_line, f"the copy, completing on {ctx.bar(bar)}")]),
+            "tlx.barrier_expect_bytes(full[s], nbytes) then tlx.async_descriptor_load(desc, bufs[s], coords, full[s]): "
+            "the same barrier, the same index")
+        f.barrier_set = other[0]
         ctx.add(f)
 
 
