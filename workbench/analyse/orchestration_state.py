@@ -99,7 +99,6 @@ class Phase:
     copied: int = 0
     expects: list[tuple[int, int | None, int]] = field(default_factory=list)  # (task, line, bytes)
     copies: list[tuple[int, int | None, int]] = field(default_factory=list)
-    unannounced: list[tuple[int, int | None, int]] = field(default_factory=list)  # copies past the expected bytes
     vc: VC = field(default_factory=dict)  # the clocks of its arrivals and copies: what completing it needed
 
 
@@ -138,8 +137,6 @@ class MBarrier:
         self.cur.copied += nbytes
         self.cur.copies.append((*who, nbytes))
         early = self.tx < 0
-        if early:
-            self.cur.unannounced.append((*who, nbytes))
         join(self.vc_cur, vc)
         self._maybe_complete()
         return early

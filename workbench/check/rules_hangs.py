@@ -161,10 +161,9 @@ def _hang_hint(ctx: Context, b: Blocked) -> str:
     if b.ordinal == 0 and b.parity == 0 and waiter_writes and not data:
         return ("a producer's first wait on a fresh 'slot free' barrier must use phase 1 (it passes at once); "
                 "with phase 0 it waits for a release that can only follow its own first copy")
-    bar = ctx.trace.barriers.get(b.barrier)
-    early = next((c for ph in [*bar.phases, bar.cur] for c in ph.unannounced), None) if bar is not None else None
+    early = next((line for _, _, bar, line in ctx.trace.early_copies if bar == b.barrier), None)
     if early is not None:
-        return (f"the copy at line {early[1]} completed on `{ctx.bar(b.barrier)}` before any barrier_expect_bytes "
+        return (f"the copy at line {early} completed on `{ctx.bar(b.barrier)}` before any barrier_expect_bytes "
                 "announced its bytes there: announce them on the barrier that copy completes on (the same index), "
                 "before the copy")
     return _GENERIC_HINT
