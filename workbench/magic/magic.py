@@ -174,12 +174,10 @@ class TlxMagics(Magics):
             "shell": self.shell, "cell_id": self._cell_id, "execution_count": getattr(self.shell, "execution_count",
                                                                                       None)})
         reports = [report] if report is not None else []
-        ignored = options.ignored(args)
         if report is not None:
-            report.diagnostics.extend([d for d in [options.unknown_stages(args.stages, report.stage_names)] if d])
-            report.diagnostics.extend(ignored)
+            report.diagnostics.extend(options.line_diagnostics(args, report.stage_names))
             options.show_stages_first(report, args.stages)
-        elif ignored and not args.quiet:
+        elif not args.quiet and (ignored := options.ignored(args)):
             print("\n".join(f"warning: line 1: {d['message']}" for d in ignored))
         if report is not None and args.diff is not None:
             note = sections.diff(report, args.diff, ns, self.history, self._cell_id)
@@ -199,7 +197,7 @@ class TlxMagics(Magics):
 
         stages = list(e.artifact.stages)
         diags = list(cap.diagnostics)
-        diags += [d for d in [options.unknown_stages(args.stages, stages)] if d] + options.ignored(args)
+        diags += options.line_diagnostics(args, stages)
         scalars = {k: v for k, v in e.bound.items() if k not in ("artifact", "kernel", "grid")}
         r = Report.from_artifact(
             e.artifact, kernel=e.kernel, cell_source=cell.text, cell_filename=cell.filename, cell_id=self._cell_id,

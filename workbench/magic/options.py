@@ -15,8 +15,8 @@ from workbench.magic.errors import fail_at_magic_line
 from workbench.report.export_launch import unquote
 from workbench.run.verify import CheckSpec, parse_check
 
-__all__ = ["ARGUMENTS", "ignored", "magic_diagnostic", "show_stages_first", "stage_list", "tlx_arguments",
-           "unknown_stages", "unquote", "validate"]
+__all__ = ["ARGUMENTS", "ignored", "line_diagnostics", "magic_diagnostic", "show_stages_first", "stage_list",
+           "tlx_arguments", "unknown_stages", "unquote", "validate"]
 
 #: The options, in the order ``%%tlx?`` lists them.
 ARGUMENTS = [
@@ -184,6 +184,11 @@ def validate(args: Any, cell: Cell) -> list[CheckSpec]:
                              hint='write --check "ACTUAL: EXPECTED", e.g. --check "out: x + y"')
             fail_at_magic_line(err, cell, expr)
     return specs
+
+
+def line_diagnostics(args: Any, stages: list[str]) -> list[dict[str, Any]]:
+    """What the magic line says about a Report with ``stages``: a ``--stages`` name it lacks, options not acted on."""
+    return [d for d in [unknown_stages(args.stages, stages)] if d] + ignored(args)
 
 
 def unknown_stages(spec: str | None, available: list[str]) -> dict[str, Any] | None:
