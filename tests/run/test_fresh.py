@@ -14,7 +14,7 @@ from sample_kernels import vector_add
 from workbench.run.capture import Capture
 from workbench.run.device import Device
 from workbench.run.fresh import combine, fresh_checks, poison_, refill_
-from workbench.run.verify import evaluate, parse_check, tolerance
+from workbench.run.verify import evaluate, parse_check
 
 NO_GPU = Device(False, "none", None, None, "test")
 
@@ -72,16 +72,15 @@ def test_refill_keeps_mean_spread_and_sign():
     assert h.dtype == torch.bfloat16 and float(h.float().std()) > 0.5
 
 
-def test_tolerance_is_stated_per_dtype():
-    assert tolerance("float32", None, None) == (1.3e-6, 1e-5, "|actual - expected| <= 1e-05 + 1.3e-06*|expected|, "
-                                                            "float32 default")
-    r, a, why = tolerance("bfloat16", None, None)
-    assert (r, a) == (1.6e-2, 1e-5) and "bfloat16 default" in why
-    assert "exact: integer/bool" in tolerance("int32", None, None)[2]
-    assert tolerance("float16", 1e-2, 1e-2)[2].endswith("--atol/--rtol")
-    assert "else the float16 default" in tolerance("float16", 1e-2, None)[2]
+def test_the_rule_is_stated_with_the_verdict():
     d = evaluate(parse_check("out: x + y"), {"out": torch.ones(3), "x": torch.ones(3), "y": torch.zeros(3)})
-    assert d["status"] == "passed" and "float32 default" in d["message"] and d["tolerance"]
+    assert d["status"] == "passed" and "float32 ulps" in d["message"] and d["rule"] == d["tolerance"]
+    assert d["error"]["reference"] == "float64"  # x + y evaluated again on upcast inputs
+    given = evaluate(parse_check("out: x + y"), {"out": torch.ones(3), "x": torch.ones(3), "y": torch.zeros(3)},
+                     atol=1e-2, rtol=1e-2)
+    assert "the given atol/rtol" in given["message"] and given["atol"] == 1e-2
+    exact = evaluate(parse_check("out: x"), {"out": torch.arange(3), "x": torch.arange(3)})
+    assert exact["status"] == "passed" and "exact (int64)" in exact["message"]
 
 
 def test_a_correct_kernel_passes_on_fresh_inputs_and_the_notebook_is_restored():

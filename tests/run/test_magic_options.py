@@ -68,7 +68,7 @@ def test_check_re_runs_on_fresh_inputs_and_catches_a_stale_output(ip):
     assert res.success, res.error_in_exec
     validate(d)
     [c] = d["runs"][-1]["checks"]
-    assert c["status"] == "passed" and c["fresh"]["status"] == "passed" and "float32 default" in c["message"]
+    assert c["status"] == "passed" and c["fresh"]["status"] == "passed" and "float32 ulps" in c["message"]
     res, [d] = run(ip, '%%tlx --check "out: x + y"\n' + STALE)
     assert not res.success and type(res.error_in_exec).__name__ == "CheckError"
     [c] = d["runs"][-1]["checks"]

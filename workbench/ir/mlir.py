@@ -362,3 +362,12 @@ def element_bytes(dtype: str) -> int:
         return 1  # fp8 (and packed sub-byte types, counted per byte of storage)
     m = re.match(r"[a-z]+(\d+)", dtype)
     return max(1, int(m.group(1)) // 8) if m else 1
+
+
+_DOT_PRECISION = re.compile(r"\binputPrecision\s*=\s*(\w+)")
+
+
+def dot_precisions(text: str) -> set[str]:
+    """The input precisions of the dots in a TTIR or TTGIR module (``{"tf32"}`` for fp32 operands rounded to tf32;
+    ``ieee``, ``tf32x3``, ...); empty for a module without fp32 dots."""
+    return {m.group(1) for m in _DOT_PRECISION.finditer(text)}

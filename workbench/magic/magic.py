@@ -153,7 +153,7 @@ class TlxMagics(Magics):
             progress.note("checking the outputs")
         checks = sections.output_checks(specs, args, list(cap.entries.values()), ns, cap.sequence)
         reports = [self._report(e, e is primary, cap, cell, args, checks, device) for e in shown]
-        sections.after_bench(specs, checks, args, ns, reports)  # re-checked in place after --bench
+        sections.after_bench(specs, checks, args, ns, reports, list(cap.entries.values()))  # again after --bench
         if args.export:
             from workbench.report.export import export_cell
 

@@ -34,22 +34,32 @@ def output_checks(specs: list[CheckSpec], args: Any, entries: list[Captured], ns
         return [skipped(s, why) for s in specs]
     from workbench.run.fresh import combine, fresh_checks
 
-    checks = [evaluate(s, ns, args.atol, args.rtol) for s in specs]
+    tf32 = uses_tf32(ran)
+    checks = [evaluate(s, ns, args.atol, args.rtol, tf32=tf32) for s in specs]
     if sequence and not getattr(args, "no_fresh", False):
-        fresh = fresh_checks(specs, ns, sequence, atol=args.atol, rtol=args.rtol)
+        fresh = fresh_checks(specs, ns, sequence, atol=args.atol, rtol=args.rtol, tf32=tf32)
         checks = [combine(c, f) for c, f in zip(checks, fresh)]
     return checks
 
 
-def after_bench(specs: list[CheckSpec], checks: list[dict], args: Any, ns: dict[str, Any], reports: list) -> None:
+def uses_tf32(entries: list[Captured]) -> bool:
+    """Whether a kernel of the cell rounds fp32 dot operands to tf32 (the judge's working precision)."""
+    from workbench.ir.mlir import dot_precisions
+
+    return any("tf32" in dot_precisions(e.artifact.stages.get("ttir", "")) for e in entries)
+
+
+def after_bench(specs: list[CheckSpec], checks: list[dict], args: Any, ns: dict[str, Any], reports: list,
+                entries: list[Captured] = ()) -> None:
     """``--check`` again after ``--bench``'s timed launches rewrote the outputs (into ``checks``, in place)."""
     from workbench.run.fresh import combine
 
     timed = any(m.get("kind") == "bench" and m.get("status") == "ok" for r in reports for m in r.measurements)
     if not (specs and getattr(args, "bench", False) and timed):
         return
+    tf32 = uses_tf32(list(entries))
     for s, c in zip(specs, checks):
-        d = evaluate(s, ns, args.atol, args.rtol)
+        d = evaluate(s, ns, args.atol, args.rtol, tf32=tf32)
         d["message"] = f"after --bench's timed launches: {d['message']}"
         combine(c, d, key="after_bench")
 

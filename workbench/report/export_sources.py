@@ -102,6 +102,11 @@ def literal(v: Any) -> str | None:
             return None
         body = ", ".join(items) + ("," if isinstance(v, tuple) and len(items) == 1 else "")
         return f"({body})" if isinstance(v, tuple) else f"[{body}]"
+    if isinstance(v, (set, frozenset)):
+        items = sorted((literal(x) for x in v), key=str)
+        if any(x is None for x in items):
+            return None
+        return f"{type(v).__name__}([{', '.join(items)}])"
     if isinstance(v, dict):
         pairs = [(literal(k), literal(x)) for k, x in v.items()]
         if any(a is None or b is None for a, b in pairs):
@@ -129,10 +134,26 @@ def _header_names(source: str) -> list[str]:
     parts: list[ast.AST] = list(getattr(node, "decorator_list", []))
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         parts += [d for d in node.args.defaults + node.args.kw_defaults if d is not None]
-    elif isinstance(node, ast.ClassDef):
-        parts += node.bases + node.keywords + node.body
+    elif isinstance(node, ast.ClassDef):  # its methods' own names come from their code (``_method_names``)
+        parts += node.bases + node.keywords
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                parts += stmt.decorator_list + [d for d in stmt.args.defaults + stmt.args.kw_defaults if d is not None]
+            else:
+                parts.append(stmt)
     return list(dict.fromkeys(n.id for p in parts for n in ast.walk(p)
                               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)))
+
+
+def _method_names(cls: type) -> list[str]:
+    """The global names the methods (and properties) of a class use."""
+    out: list[str] = []
+    for v in vars(cls).values():
+        fns = [v.fget, v.fset] if isinstance(v, property) else [getattr(v, "__func__", v)]
+        own = [f for f in fns if inspect.isfunction(f) and f.__module__ == cls.__module__
+               and f.__code__.co_filename == inspect.getfile(cls)]  # not what a decorator generated (dataclass)
+        out += [n for f in own for n in _global_names(f.__code__)]
+    return list(dict.fromkeys(out))
 
 
 def _attributes(source: str) -> dict[str, set[str]]:
@@ -293,7 +314,8 @@ class Sources:
             self.problems.append(f"the source of {own} (used by {used_by}) is not available: {e}")
             return own
         scope = fn.__globals__ if hasattr(fn, "__globals__") else vars(mod) if mod else {}
-        names = _header_names(src) + (_global_names(fn.__code__) if hasattr(fn, "__code__") else [])
+        names = _header_names(src) + (_global_names(fn.__code__) if hasattr(fn, "__code__") else
+                                      _method_names(fn) if inspect.isclass(fn) else [])
         reads = _attributes(src)
         for n in names:
             if n in scope:

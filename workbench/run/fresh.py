@@ -118,8 +118,8 @@ def _skip(spec: CheckSpec, why: str) -> dict[str, Any]:
 
 
 def fresh_checks(specs: list[CheckSpec], ns: dict[str, Any], sequence: list[Any], *, atol: float | None = None,
-                 rtol: float | None = None, seed: int | None = None,
-                 max_replays: int = 64) -> list[dict[str, Any] | None]:
+                 rtol: float | None = None, seed: int | None = None, max_replays: int = 64,
+                 tf32: bool = False) -> list[dict[str, Any] | None]:
     """The fresh-input, NaN-poisoned re-run of the cell's launches: one result per spec (None for a
     boolean-expression check, which names no output)."""
     results: list[dict[str, Any] | None] = [None] * len(specs)
@@ -159,7 +159,7 @@ def fresh_checks(specs: list[CheckSpec], ns: dict[str, Any], sequence: list[Any]
                 d = skipped(specs[i], "")
                 d.update(status="error", message=f"fresh-input re-run failed: {note['error']}")
             else:
-                d = evaluate(specs[i], ns, atol, rtol)  # the re-run's outputs, the reference on the fresh inputs
+                d = evaluate(specs[i], ns, atol, rtol, tf32=tf32)  # the re-run's outputs, the reference on fresh inputs
             results[i] = _annotate(d, note, seed)
     finally:
         _restore(note)

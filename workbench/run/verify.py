@@ -8,32 +8,24 @@ namespace after the cell):
 - any other expression: passes when it is true (``all()`` of a tensor), e.g.
   ``--check "torch.allclose(out, x + y)"``.
 
-Tolerances: ``--atol``/``--rtol``; by default torch.testing's for the actual dtype (float32:
-rtol 1.3e-6, atol 1e-5; float16: 1e-3, 1e-5; bfloat16: 1.6e-2, 1e-5); integers and bools exact.
-An element fails when ``|actual - expected| > atol + rtol * |expected|`` (NaN never matches).
+The verdict is ``workbench.run.judge``'s: by default EXPECTED is evaluated again with its low-precision inputs
+upcast (fp16/bf16/fp8 to float32, float32 to float64) and the output must be within a few ulps of the kernel's
+working precision at the output's scale, elementwise and in norm (the rule is stated with every verdict);
+``--atol``/``--rtol`` give the classic ``|actual - expected| <= atol + rtol * |expected|`` instead. Integers and
+bools are compared exactly; NaN matches only NaN.
 """
 
 from __future__ import annotations
 
 import ast
 import io
-import math
 import tokenize
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CheckSpec", "evaluate", "parse_check", "skipped", "tolerance"]
+from workbench.run.judge import judge, reference_at_high_precision
 
-_DEFAULT_TOL = {
-    "float16": (1e-3, 1e-5),
-    "bfloat16": (1.6e-2, 1e-5),
-    "float32": (1.3e-6, 1e-5),
-    "float64": (1e-7, 1e-7),
-    "complex64": (1.3e-6, 1e-5),
-    "complex128": (1e-7, 1e-7),
-    "float8_e4m3fn": (0.125, 0.0625),
-    "float8_e5m2": (0.25, 0.125),
-}
+__all__ = ["CheckSpec", "compare", "evaluate", "expected_value", "parse_check", "skipped"]
 
 
 @dataclass
@@ -78,12 +70,6 @@ def parse_check(expr: str) -> CheckSpec:
     return CheckSpec(expr, None, None)
 
 
-def _num(x: float | None) -> float | None:
-    if x is None or not isinstance(x, float) or math.isfinite(x):
-        return x
-    return None
-
-
 def skipped(spec: CheckSpec, why: str) -> dict[str, Any]:
     return {
         "expr": spec.expr,
@@ -108,14 +94,17 @@ def _error(spec: CheckSpec, msg: str) -> dict[str, Any]:
 
 
 def evaluate(
-    spec: CheckSpec, namespace: dict[str, Any], atol: float | None = None, rtol: float | None = None
+    spec: CheckSpec, namespace: dict[str, Any], atol: float | None = None, rtol: float | None = None, *,
+    tf32: bool = False,
 ) -> dict[str, Any]:
-    """Evaluate one check in ``namespace``; never raises (status 'error' carries the reason)."""
+    """Evaluate one check in ``namespace``; never raises (status 'error' carries the reason). ``tf32``: the
+    cell's kernels round fp32 dot operands to tf32 (the rule's working precision)."""
     import torch
 
     def ev(src: str) -> Any:
         return eval(compile(src, "<--check>", "eval"), namespace)  # noqa: S307 - the user's own expression
 
+    note, inputs = None, []
     try:
         if spec.actual is None:
             value = ev(spec.expr)
@@ -127,77 +116,61 @@ def evaluate(
                 d.update(status="passed" if ok else "failed", message="true" if ok else f"{spec.expr} is false")
                 return d
         else:
-            actual, expected = ev(spec.actual), ev(spec.expected)
+            actual = ev(spec.actual)
+            expected, note, inputs = expected_value(spec.expected, namespace, actual)
     except Exception as e:
         return _error(spec, f"{type(e).__name__}: {e}")
     try:
-        return _compare(spec, actual, expected, atol, rtol)
+        out = _compare(spec, actual, expected, atol, rtol, inputs=inputs, tf32=tf32)
     except Exception as e:
         return _error(spec, f"cannot compare {spec.actual} with {spec.expected}: {type(e).__name__}: {e}")
+    if note and out["status"] != "error":
+        out["reference_note"] = note
+    return out
 
 
-def tolerance(dtype: str, atol: float | None, rtol: float | None) -> tuple[float, float, str]:
-    """(rtol, atol, a sentence saying which and why) for comparing outputs of ``dtype``."""
-    d_rtol, d_atol = _DEFAULT_TOL.get(dtype, (0.0, 0.0))
-    exact = dtype not in _DEFAULT_TOL
-    src = "exact: integer/bool" if exact else f"{dtype} default"
-    if atol is not None or rtol is not None:
-        src = "--atol/--rtol" if atol is not None and rtol is not None else f"--atol/--rtol, else the {src}"
-    rtol = d_rtol if rtol is None else rtol
-    atol = d_atol if atol is None else atol
-    return rtol, atol, f"|actual - expected| <= {atol:.3g} + {rtol:.3g}*|expected|, {src}"
+def _expected_inputs(expr: str, ns: dict[str, Any]) -> dict[str, Any]:
+    """The names EXPECTED uses whose values hold floating-point tensors (what is upcast)."""
+    tree = ast.parse(expr, mode="eval")
+    names = dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in ns)
+    return {n: ns[n] for n in names if _floating_tensors(ns[n])}
 
 
-def compare(label: str, actual: Any, expected: Any, atol: float | None = None, rtol: float | None = None
-            ) -> dict[str, Any]:
-    """``actual`` against ``expected`` with the tolerances of ``actual``'s dtype (or those given), as a check
-    named ``label``: status "passed"/"failed", the errors and the first mismatch."""
-    return _compare(CheckSpec(label, label, "expected"), actual, expected, atol, rtol)
+def _floating_tensors(v: Any) -> list[Any]:
+    if hasattr(v, "is_floating_point") and hasattr(v, "dtype"):
+        return [v] if v.is_floating_point() else []
+    if isinstance(v, tuple | list):
+        return [t for x in v for t in _floating_tensors(x)]
+    return []
 
 
-def _compare(spec: CheckSpec, actual: Any, expected: Any, atol: float | None, rtol: float | None) -> dict[str, Any]:
-    import torch
+def expected_value(expr: str, ns: dict[str, Any], actual: Any = None) -> tuple[Any, str | None, list[Any]]:
+    """EXPECTED's value at a higher precision where it allows it (its low-precision inputs upcast, ``judge``'s
+    rule), else as written; with why not (or None) and the dtypes of the floating inputs it names."""
+    code = compile(expr, "<--check>", "eval")
+    inputs = _expected_inputs(expr, ns)
+    dtypes = [t.dtype for v in inputs.values() for t in _floating_tensors(v)]
 
-    a = torch.as_tensor(actual)
-    e = torch.as_tensor(expected)
-    if a.device.type != "cpu":
-        a = a.detach().cpu()
-    if e.device.type != "cpu":
-        e = e.detach().cpu()
-    dname = str(a.dtype).replace("torch.", "")
-    rtol, atol, why = tolerance(dname, atol, rtol)
+    def low() -> Any:
+        return eval(code, ns)  # noqa: S307 - the user's own expression
+
+    if not inputs or not hasattr(actual, "shape"):
+        return low(), None, dtypes
+    value, why = reference_at_high_precision(
+        lambda up: eval(code, {**ns, **{k: up(v) for k, v in inputs.items()}}), actual)  # noqa: S307 - the user's
+    return (value, None, dtypes) if why is None else (low(), why, dtypes)
+
+
+def compare(label: str, actual: Any, expected: Any, atol: float | None = None, rtol: float | None = None, *,
+            inputs: list[Any] | tuple = (), tf32: bool = False) -> dict[str, Any]:
+    """``actual`` against ``expected`` under ``judge``'s rule (``inputs``: the floating inputs' dtypes), as a check
+    named ``label``: status "passed"/"failed", the rule, the error distribution and the first mismatch."""
+    return _compare(CheckSpec(label, label, "expected"), actual, expected, atol, rtol, inputs=inputs, tf32=tf32)
+
+
+def _compare(spec: CheckSpec, actual: Any, expected: Any, atol: float | None, rtol: float | None, *,
+             inputs: list[Any] | tuple = (), tf32: bool = False) -> dict[str, Any]:
+    v = judge(actual, expected, label=spec.actual or spec.expr, inputs=inputs, tf32=tf32, atol=atol, rtol=rtol)
     out = skipped(spec, "")
-    out.update(atol=atol, rtol=rtol, total=int(a.numel()), tolerance=why)
-    if tuple(a.shape) != tuple(e.shape):
-        if e.numel() == 1:
-            e = e.reshape(()).expand(a.shape)
-        else:
-            out.update(status="failed", message=f"shape {tuple(a.shape)} != expected shape {tuple(e.shape)}")
-            return out
-    if a.is_complex() or e.is_complex():
-        a64, e64 = a.to(torch.complex128), e.to(torch.complex128)
-    else:
-        a64, e64 = a.to(torch.float64), e.to(torch.float64)
-    diff = (a64 - e64).abs()
-    bad = ~(diff <= atol + rtol * e64.abs())  # NaN in either side -> bad
-    n_bad = int(bad.sum())
-    finite = diff[torch.isfinite(diff)]
-    max_abs = float(finite.max()) if finite.numel() else (0.0 if diff.numel() == 0 else None)
-    denom = e64.abs()
-    rel = diff[denom > 0] / denom[denom > 0]
-    rel = rel[torch.isfinite(rel)]
-    max_rel = float(rel.max()) if rel.numel() else 0.0
-    out.update(max_abs_err=_num(max_abs), max_rel_err=_num(max_rel), mismatched=n_bad)
-    if n_bad == 0:
-        out.update(status="passed", message=f"{a.numel()} elements match ({why})")
-        return out
-    idx = [int(i) for i in torch.nonzero(bad)[0].tolist()] if bad.dim() else []
-    got = a64[tuple(idx)].item() if idx or a64.dim() == 0 else None
-    want = e64[tuple(idx)].item() if idx or e64.dim() == 0 else None
-    out.update(
-        status="failed",
-        first_mismatch=idx,
-        message=f"{n_bad} of {a.numel()} elements differ; first at {list(idx)}: got {got!r}, expected {want!r} "
-                f"({why})",
-    )
+    out.update(v.to_dict())
     return out

@@ -24,6 +24,7 @@ from typing import Any
 
 from workbench.compile import portable
 from workbench.measure.interleave import ratio, rounds
+from workbench.run.judge import reference_at_high_precision
 from workbench.search.compile_job import Binary, node_name
 from workbench.search.problem import Problem, format_exception
 from workbench.search.space import Candidate
@@ -61,6 +62,14 @@ def _output_names(problem: Problem, values: dict[str, Any], expected: list[Any])
 
 def _tensor(v: Any) -> Any:
     return v.base if hasattr(v, "block_shape") and hasattr(v, "base") else v
+
+
+def _tf32(binary: Binary) -> bool:
+    """Whether the kernel's dots round fp32 operands to tf32 (read from the TTIR Triton's cache holds)."""
+    from workbench.ir.mlir import dot_precisions
+
+    ttir = next((v for k, v in binary.files.items() if k.endswith(".ttir")), b"")
+    return "tf32" in dot_precisions(ttir.decode(errors="replace"))
 
 
 def _poison(t: Any) -> None:
@@ -104,22 +113,32 @@ class Judge:
         self.tuner_hook = portable.loads(problem.tuner_pre_hook) if problem.tuner_pre_hook else None
         self.expected: list[Any] = []
         self.outputs: list[str] = []
+        self.reference_note: str | None = None
         if self.reference is not None:
             try:
                 got = self.reference(*self.positional)
                 torch.cuda.synchronize()
             except Exception as e:
                 raise SetupError(f"the reference raised {format_exception(e)}") from None
+            self._restore()
+            got, self.reference_note = reference_at_high_precision(
+                lambda up: self.reference(*up(tuple(self.positional))), got)
             got = list(got) if isinstance(got, tuple | list) else [got]
             self.expected = [torch.as_tensor(g).detach().clone() for g in got]
             self._restore()
             self.outputs = _output_names(problem, self.values, self.expected)
+        out_storages = {problem.specs[n].storage if isinstance(problem.specs[n], TensorSpec)
+                        else problem.specs[n].base.storage for n in self.outputs}
+        self.input_dtypes = [problem.storages[i].dtype for i in {s.storage if isinstance(s, TensorSpec) else
+                                                                 s.base.storage for s in problem.specs.values()
+                                                                 if isinstance(s, TensorSpec | DescSpec)}
+                             if i not in out_storages]
         self.setup_s = time.perf_counter() - t0
         return self.info()
 
     def info(self) -> dict[str, Any]:
         return {"device": self.device_name, "node": node_name(), "pid": os.getpid(), "outputs": self.outputs,
-                "setup_s": round(self.setup_s, 3)}
+                "setup_s": round(self.setup_s, 3), "reference_note": self.reference_note}
 
     def _restore(self) -> None:
         for b, s in zip(self.bufs, self.snapshot, strict=True):
@@ -183,7 +202,7 @@ class Judge:
             what = f"did not finish within {out.timeout_s:.3g} s" if hang else out.message or out.status
             return row | {"status": "hang" if hang else "fault", "error": f"{what} (phase {out.phase})"}
         t_check = time.perf_counter()
-        row.update(self._check())
+        row.update(self._check(binary))
         row["check_s"] = round(time.perf_counter() - t_check, 4)
         if row["status"] != "ok" or not timing:
             row["judge_s"] = round(time.perf_counter() - t0, 4)
@@ -194,29 +213,26 @@ class Judge:
         row["judge_s"] = round(time.perf_counter() - t0, 4)
         return row
 
-    def _check(self) -> dict[str, Any]:
-        """Each output against the reference's value, on the GPU (the caller's rule and tolerances,
-        ``verify.tolerance``); a failure is described by ``verify.compare`` (first mismatch, counts)."""
-        import torch
-
-        from workbench.run.verify import compare, tolerance
+    def _check(self, binary: Binary) -> dict[str, Any]:
+        """Each output against the reference's value under ``workbench.run.judge``'s rule (the caller's atol/rtol,
+        else the default of the output's working precision), on the GPU; with the rule and the error."""
+        from workbench.run.verify import compare
 
         if not self.expected:
             return {"status": "ok", "check": "no reference"}
-        worst = 0.0
+        worst: dict[str, Any] = {}
         for name, exp in zip(self.outputs, self.expected, strict=True):
             got = _tensor(self.values[name])
             if tuple(got.shape) != tuple(exp.shape):
                 got = got.reshape(exp.shape)
-            rtol, atol, _ = tolerance(str(got.dtype).replace("torch.", ""), self.problem.atol, self.problem.rtol)
-            a, e = got.to(torch.float64), exp.to(device=got.device, dtype=torch.float64)
-            diff = (a - e).abs()
-            if not bool((diff <= atol + rtol * e.abs()).all()):  # NaN fails too
-                r = compare(name, got, exp, self.problem.atol, self.problem.rtol)
+            r = compare(name, got, exp, self.problem.atol, self.problem.rtol, inputs=self.input_dtypes,
+                        tf32=_tf32(binary))
+            if r["status"] != "passed":
                 return {"status": "check-failed", "error": f"{name}: {r['message']}",
-                        "max_abs_err": r.get("max_abs_err")}
-            worst = max(worst, float(diff.max()) if diff.numel() else 0.0)
-        return {"status": "ok", "check": "passed", "max_abs_err": worst}
+                        "max_abs_err": r.get("max_abs_err"), "max_ulps": r["error"]["max_ulps"]}
+            if not worst or (r["error"]["max_ulps"] or 0) > (worst["max_ulps"] or 0):
+                worst = {"max_abs_err": r.get("max_abs_err"), "max_ulps": r["error"]["max_ulps"], "rule": r["rule"]}
+        return {"status": "ok", "check": "passed", **worst}
 
     def _call(self, kernel: Any, grid: tuple[int, int, int], full: dict[str, Any], args: list[Any], cand: Candidate):
         launch = kernel[grid]
