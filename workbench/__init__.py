@@ -29,6 +29,7 @@ __all__ = [
     "autotune",
     "check",
     "compile",
+    "evaluate",
     "export",
     "load_ipython_extension",
     "search",
@@ -42,6 +43,7 @@ from workbench.compile import compile  # noqa: E402
 from workbench.ir.artifact import Artifact  # noqa: E402
 from workbench.report.export import export  # noqa: E402
 from workbench.search import autotune, search  # noqa: E402
+from workbench.search.evaluate import evaluate  # noqa: E402
 
 _SUBPACKAGES = {"analyse": "workbench.analyse", "check": "workbench.check", "run": "workbench.run",
                 "measure": "workbench.measure", "report": "workbench.report", "magic": "workbench.magic",

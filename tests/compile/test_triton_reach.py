@@ -276,3 +276,20 @@ def test_linear_layouts_of_a_module_mlir_rejects_say_why():
     out = linear_layouts("#blocked = #ttg.blocked<{sizePerThread = [1]}>", [("tensor<8xf16, #blocked>", [8])],
                          GPUTarget("cuda", 90, 32))
     assert out[0]["reason"].startswith("Triton could not read the layout")
+
+
+def test_dispatch_mode_sees_aten_ops_and_dynamo_rebinds_manual_seed():
+    from workbench.compile.triton_reach import dispatch_mode, load_dynamo
+
+    seen = []
+
+    class Mode(dispatch_mode()):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Mode():
+        torch.ones(3) @ torch.ones(3)
+    assert "dot" in seen or "mm" in seen
+    load_dynamo()
+    assert hasattr(torch.manual_seed, "__wrapped__")  # dynamo's wrapper: what the evaluation's watch must not see

@@ -24,8 +24,10 @@ misbehaving elsewhere.
   answers them, and ``profile_allocator`` (``triton.runtime._allocation``) for the buffer such a build writes.
 - ``parse_in_context``: TTGIR text parsed into a stage's own MLIR context (the timeline's scope insertion).
 - ``gluon_source_class``: Gluon's ``GluonASTSource`` (``triton.experimental.gluon._runtime``).
-- torch: ``storage_id`` (a storage's ``_cdata``, for the isolated worker's protocol) and ``scaled_mm``
-  (``torch._scaled_mm``, the fp8 GEMM of the measured ceilings).
+- torch: ``storage_id`` (a storage's ``_cdata``, for the isolated worker's protocol), ``scaled_mm``
+  (``torch._scaled_mm``, the fp8 GEMM of the measured ceilings), ``dispatch_mode`` (``TorchDispatchMode``: the
+  aten ops a candidate runs, for the evaluation's guards) and ``load_dynamo`` (``torch._dynamo`` rebinds
+  ``torch.manual_seed`` when it loads: the evaluation's watch of torch starts after that).
 """
 
 from __future__ import annotations
@@ -298,3 +300,15 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, out_dtype: Any, use_fa
 
     return torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype,
                             use_fast_accum=use_fast_accum)
+
+
+def dispatch_mode() -> type:
+    """torch's ``TorchDispatchMode`` (``torch.utils._python_dispatch``): a mode that sees every aten op a block runs."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    return TorchDispatchMode
+
+
+def load_dynamo() -> None:
+    """Import ``torch._dynamo``, which rebinds some of torch's functions (``torch.manual_seed``) when it loads."""
+    import torch._dynamo  # noqa: F401

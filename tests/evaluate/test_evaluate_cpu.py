@@ -1,0 +1,80 @@
+"""workbench.evaluate on a CPU (Triton's interpreter runs the candidates): correct candidates pass with the
+defaults; wrong and adversarial ones never do, each with its reason; the command line writes the same rows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench import evaluate
+
+HERE = Path(__file__).parent
+F = HERE / "candidates.py"
+
+# candidate -> a phrase its reasons must hold (None: it passes)
+EXPECTED = {
+    "correct": None,
+    "off_by_one": "1 of 1000 elements differ; first at [999]",
+    "writes_nothing": "launched no Triton kernel",
+    "uses_torch": "it computes the reference",
+    "calls_reference": "called the reference",
+    "caches_by_address": "a result cached by address",
+    "caches_by_shape": "the same output for fresh inputs",
+    "modifies_input": "modified input 1",
+    "writes_past_input": "wrote outside input 0",
+    "returns_input": "returned an input's tensor",
+    "patches_time": "replaced time.perf_counter",
+    "patches_torch": "replaced torch.add",
+}
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("eval") / "rows.jsonl"
+    res = evaluate([f"{F}:{n}" for n in EXPECTED], reference=f"{F}:reference", inputs=f"{F}:make_inputs",
+                   shapes=[(1000,), (257,)], trials=3, rounds=1, json_path=out, progress=False)
+    return res, out
+
+
+def test_every_candidate_gets_the_verdict_it_deserves(result):
+    res, _ = result
+    rows = {r["candidate"].split(":")[1]: r for r in res.rows}
+    assert set(rows) == set(EXPECTED)
+    for name, phrase in EXPECTED.items():
+        r = rows[name]
+        if phrase is None:
+            assert r["status"] == "passed", (name, r["reasons"])
+            assert r["geomean_speedup"] and all(s["passed"] == 3 for s in r["shapes"])
+            assert all(s["max_ulps"] is not None and s["max_ulps"] <= 8 for s in r["shapes"]), r["shapes"]
+        else:
+            assert r["status"] in ("failed", "rejected"), (name, r)
+            assert any(phrase in why for why in r["reasons"]), (name, r["reasons"])
+
+
+def test_rows_stream_as_json_lines(result):
+    res, out = result
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert sorted(x["candidate"] for x in lines) == sorted(r["candidate"] for r in res.rows)
+    assert all({"status", "reasons", "flags", "shapes", "findings", "geomean_speedup"} <= set(x) for x in lines)
+    assert res.table.shape[0] == len(EXPECTED)
+
+
+def test_the_command_line_reads_a_spec_and_says_what_is_wrong_with_one(tmp_path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"reference": f"{F}:reference", "inputs": f"{F}:make_inputs", "shapes": [[300]],
+                                "candidates": [f"{HERE}/cand*.py:correct", f"{F}:writes_nothing"], "trials": 2,
+                                "rounds": 1}))
+    p = subprocess.run([sys.executable, "-m", "workbench.cli", "eval", str(spec), "--quiet"], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 1, p.stderr  # one candidate did not pass
+    rows = [json.loads(x) for x in spec.with_suffix(".jsonl").read_text().splitlines()]
+    assert sorted(r["status"] for r in rows) == ["passed", "rejected"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"reference": f"{F}:reference", "shapes": [[3]], "candidates": []}))
+    p = subprocess.run([sys.executable, "-m", "workbench.cli", "eval", str(bad)], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and "'inputs' is missing" in p.stderr
