@@ -184,8 +184,7 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
     say = _progress(progress, len(jobs))
     compile_fn = ray.remote(num_cpus=1, max_retries=1)(_compile_remote)
     compiles = {compile_fn.remote(j): i for i, j in enumerate(jobs)}
-    actor_cls = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1)(_RunActor)
-    actors = [actor_cls.remote("cuda" if gpus else "cpu") for _ in range(max(1, gpus))]
+    actors = _runners(ray, gpus)
     rows: list[dict[str, Any] | None] = [None] * len(jobs)
     compiled: dict[int, dict[str, Any]] = {}
     free, queue, running = list(actors), [], {}
@@ -221,15 +220,39 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
                                "compile_note": compiled.get(i, {}).get("compile_error")}
                     free.append(actor)
                     _emit(rows[i], out, say)
+    except BaseException:
+        for a in actors:  # an interrupt: nothing keeps running for an evaluation nobody waits for
+            ray.kill(a)
+        _RUNNERS.clear()
+        raise
     finally:
         if out is not None:
             out.close()
-        for a in actors:
-            ray.kill(a)
     info = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "cluster": info_cluster,
             "device": "cuda" if gpus else "cpu (Triton's interpreter)", "wall_s": round(time.perf_counter() - t0, 3),
             "shapes": base["shapes"], "trials": trials}
     return EvaluationResult([r for r in rows if r is not None], info)
+
+
+_RUNNERS: dict[str, list[Any]] = {}  # device -> the actors kept warm between evaluations of this process
+
+
+def _runners(ray: Any, gpus: int) -> list[Any]:
+    """One run actor per GPU of the cluster (one CPU actor when there is none), started once and kept."""
+    device = "cuda" if gpus else "cpu"
+    have = _RUNNERS.get(device, [])
+    alive = []
+    for a in have:
+        try:
+            ray.get(a.__ray_ready__.remote(), timeout=5)
+            alive.append(a)
+        except Exception:
+            pass
+    cls = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1, max_restarts=-1)(_RunActor)
+    while len(alive) < max(1, gpus):
+        alive.append(cls.remote(device))
+    _RUNNERS[device] = alive
+    return alive
 
 
 def _unique(names: list[str]) -> list[str]:
