@@ -59,6 +59,10 @@ def _start(cuda: bool) -> tuple[Watch, Clock]:
         from workbench.compile.triton_reach import load_dynamo
 
         load_dynamo()  # it rebinds torch.manual_seed when it loads: before the watch, not during a candidate
+        if cuda:
+            import torch
+
+            torch.cuda.init()
 
         _WATCH, _CLOCK = Watch(), Clock(cuda)
     return _WATCH, _CLOCK

@@ -75,9 +75,12 @@ class Watch:
 
     @staticmethod
     def _ids(obj: Any) -> dict[str, Any]:
-        if isinstance(obj, type):  # a class's dunders are its operators (Tensor.__matmul__)
-            return {k: v for k, v in list(vars(obj).items()) if k not in ("__dict__", "__weakref__", "__doc__")}
-        return {k: v for k, v in list(getattr(obj, "__dict__", {}).items()) if not k.startswith("__")}
+        """What is watched of ``obj``: a class's callables, dunders too (``Tensor.__matmul__`` is its ``@``); a
+        module's public callables (its private state, ``torch.cuda._initialized``, changes as it is used)."""
+        if isinstance(obj, type):
+            return {k: v for k, v in list(vars(obj).items()) if callable(v) or isinstance(v, property | staticmethod
+                                                                                         | classmethod)}
+        return {k: v for k, v in list(getattr(obj, "__dict__", {}).items()) if not k.startswith("_") and callable(v)}
 
     def changed(self) -> list[str]:
         """``module.attr`` of everything replaced, added or removed since (empty when nothing was)."""
