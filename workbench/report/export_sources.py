@@ -165,6 +165,11 @@ def _attributes(source: str) -> dict[str, set[str]]:
     return out
 
 
+def _is_cached_function(v: Any) -> bool:
+    """A ``functools.cache``/``lru_cache`` function: its source (decorator included) is copied like a function's."""
+    return type(v).__name__ == "_lru_cache_wrapper" and inspect.isfunction(getattr(v, "__wrapped__", None))
+
+
 def _is_jit(v: Any) -> bool:
     return hasattr(v, "params") and hasattr(v, "arg_names") and hasattr(v, "src") and hasattr(v, "fn")
 
@@ -218,7 +223,7 @@ class Sources:
             return self._module(name, value, used_by, attrs or set())
         if name in self.bound and self.bound[name] is value:
             return name
-        if _is_jit(value) or inspect.isfunction(value) or inspect.isclass(value):
+        if _is_jit(value) or inspect.isfunction(value) or inspect.isclass(value) or _is_cached_function(value):
             return self._code(name, value, used_by)
         if inspect.isbuiltin(value):
             return self._library_attr(name, value, used_by)
@@ -285,7 +290,7 @@ class Sources:
         return None
 
     def _code(self, name: str, value: Any, used_by: str) -> str | None:
-        fn = value.fn if _is_jit(value) else value
+        fn = value.fn if _is_jit(value) else value.__wrapped__ if _is_cached_function(value) else value
         mod = sys.modules.get(getattr(fn, "__module__", None) or "")
         qual = getattr(fn, "__qualname__", "")
         if mod is not None and portable(mod) and getattr(mod, qual, None) is value:
