@@ -21,7 +21,8 @@ from workbench.compile.binding import _OPTION_NAMES, bind
 from workbench.compile.targets import parse_target
 from workbench.compile.tuners import base_jit
 from workbench.errors import WorkbenchError
-from workbench.run.fresh import _names, _tensors, storage_key
+from workbench.run.fresh import _names
+from workbench.run.tensors import is_tensor, storage_key, tensors_in
 from workbench.run.verify import parse_check
 
 __all__ = ["DescriptorRecord", "Launch", "TensorRecord", "option_number", "record_launch", "tensor_record",
@@ -36,7 +37,7 @@ class TensorRecord:
     shape: tuple[int, ...]
     strides: tuple[int, ...]
     offset: int  # storage offset, in elements
-    storage: tuple  # workbench.run.fresh.storage_key: tensors that share it alias each other
+    storage: tuple  # workbench.run.tensors.storage_key: tensors that share it alias each other
     storage_numel: int  # the storage's size in elements of ``dtype``
     storage_bytes: int
     ref: Any = field(default=None, repr=False, compare=False)  # weakref.ref to the tensor
@@ -93,10 +94,6 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _is_tensor(v: Any) -> bool:
-    return hasattr(v, "untyped_storage") and hasattr(v, "dtype") and hasattr(v, "stride")
-
-
 def tensor_record(t: Any) -> TensorRecord:
     item = t.element_size()
     return TensorRecord(
@@ -107,9 +104,9 @@ def tensor_record(t: Any) -> TensorRecord:
 
 
 def _record_value(v: Any) -> Any:
-    if _is_tensor(v):
+    if is_tensor(v):
         return tensor_record(v)
-    if type(v).__name__ == "TensorDescriptor" and dataclasses.is_dataclass(v) and _is_tensor(getattr(v, "base", None)):
+    if type(v).__name__ == "TensorDescriptor" and dataclasses.is_dataclass(v) and is_tensor(getattr(v, "base", None)):
         rest = {f.name: getattr(v, f.name) for f in dataclasses.fields(v) if f.name != "base"}
         return DescriptorRecord(tensor_record(v.base), rest, type(v))
     return v
@@ -146,7 +143,7 @@ def _expression_names(exprs: list[str], ns: dict[str, Any]) -> dict[str, Any]:
         except SyntaxError:
             continue
         for text, value in found:
-            out.setdefault(text, tensor_record(value) if _is_tensor(value) else value)
+            out.setdefault(text, tensor_record(value) if is_tensor(value) else value)
     return out
 
 
@@ -161,7 +158,7 @@ def _outputs(actual: str | None, ns: dict[str, Any]) -> set:
         value = eval(compile(actual, "<--check>", "eval"), ns)  # noqa: S307 - the user's own expression
     except Exception:
         return set()
-    return {storage_key(t) for t in _tensors(value)}
+    return {storage_key(t) for t in tensors_in(value)}
 
 
 def _specialization(fn: Any, params: dict[str, Any], bound: dict[str, Any], options: dict[str, Any],

@@ -39,6 +39,7 @@ from typing import Any
 from workbench.run.jobs import report
 from workbench.run.judge import judge, reference_at_high_precision, rule_for
 from workbench.run.tamper import Clock, OpLog, Watch
+from workbench.run.tensors import is_tensor, refill_, storage_key
 
 __all__ = ["evaluate_candidate", "load_callable"]
 
@@ -104,10 +105,6 @@ def load_callable(spec: Any, fresh: bool = False) -> Callable[..., Any]:
 
 
 # ---------------------------------------------------------------------------------------------------- tensors
-def _is_tensor(v: Any) -> bool:
-    return hasattr(v, "untyped_storage") and hasattr(v, "dtype")
-
-
 def _outputs(v: Any) -> list[Any]:
     return list(v) if isinstance(v, tuple | list) else [v]
 
@@ -121,7 +118,7 @@ class _Guarded:
         self.bufs: list[tuple[int, Any]] = []
         out = []
         for i, v in enumerate(inputs):
-            if _is_tensor(v) and v.is_contiguous() and v.numel():
+            if is_tensor(v) and v.is_contiguous() and v.numel():
                 nbytes = v.numel() * v.element_size()
                 buf = torch.full((nbytes + 2 * PAD,), CANARY, dtype=torch.uint8, device=v.device)
                 view = buf[PAD:PAD + nbytes].view(v.dtype).view(v.shape)
@@ -131,7 +128,7 @@ class _Guarded:
             else:
                 out.append(v)
         self.inputs = tuple(out)
-        self.kept = tuple(v.clone() if _is_tensor(v) else v for v in self.inputs)
+        self.kept = tuple(v.clone() if is_tensor(v) else v for v in self.inputs)
 
     def findings(self) -> list[str]:
         out = []
@@ -140,7 +137,7 @@ class _Guarded:
             if before or after:
                 out.append(f"wrote outside input {i}: {before} canary bytes before it, {after} after it changed")
         for i, (v, k) in enumerate(zip(self.inputs, self.kept, strict=True)):
-            if _is_tensor(v) and not _same_bytes(v, k):
+            if is_tensor(v) and not _same_bytes(v, k):
                 out.append(f"modified input {i} (inputs are read-only: return the outputs)")
         return out
 
@@ -148,22 +145,10 @@ class _Guarded:
         """New random values in every floating input, in place (same addresses), and in the kept copy."""
         import torch
 
-        g = torch.Generator(device=self.inputs[0].device if _is_tensor(self.inputs[0]) else "cpu")
-        g.manual_seed(seed)
-        for v, k in zip(self.inputs, self.kept, strict=True):
-            if _is_tensor(v) and v.is_floating_point():
-                new = torch.randn(v.shape, generator=g, device=v.device, dtype=torch.float32) * _std(k) + _mean(k)
-                v.copy_(new)
+        for i, (v, k) in enumerate(zip(self.inputs, self.kept, strict=True)):
+            if is_tensor(v) and v.is_floating_point():
+                refill_(v, torch.Generator(device=v.device).manual_seed(seed + i))
                 k.copy_(v)
-
-
-def _mean(t: Any) -> float:
-    return float(t.float().mean()) if t.numel() else 0.0
-
-
-def _std(t: Any) -> float:
-    s = float(t.float().std()) if t.numel() > 1 else 1.0
-    return s if math.isfinite(s) and s > 0 else 1.0
 
 
 def _same_bytes(a: Any, b: Any) -> bool:
@@ -173,10 +158,6 @@ def _same_bytes(a: Any, b: Any) -> bool:
         return False
     return bool(torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))) if a.numel() \
         else True
-
-
-def _storage(t: Any) -> tuple:
-    return (t.device.type, t.untyped_storage().data_ptr())
 
 
 # ---------------------------------------------------------------------------------------------------- one trial
@@ -273,8 +254,8 @@ def _trial(cand: Callable[..., Any], ref: _Reference, inputs: tuple, job: dict, 
         expected, note = reference_at_high_precision(lambda up: ref(*up(g.kept)), low)
     t.expected = _outputs(expected)
     t.guards += g.findings()
-    held = {_storage(v) for v in g.inputs + g.kept if _is_tensor(v)}
-    if any(_is_tensor(o) and _storage(o) in held for o in t.outputs):
+    held = {storage_key(v) for v in g.inputs + g.kept if is_tensor(v)}
+    if any(is_tensor(o) and storage_key(o) in held for o in t.outputs):
         t.guards.append("returned an input's tensor as its output")
     if not kernels:
         t.guards.append("launched no Triton kernel (it computes with something else)")
@@ -287,7 +268,7 @@ def _trial(cand: Callable[..., Any], ref: _Reference, inputs: tuple, job: dict, 
     if ref.called:
         t.guards.append("called the reference")
     tf32 = any("tf32" in _dots(e) for e in kernels)
-    dtypes = [v.dtype for v in g.kept if _is_tensor(v) and v.is_floating_point()]
+    dtypes = [v.dtype for v in g.kept if is_tensor(v) and v.is_floating_point()]
     if len(t.outputs) != len(t.expected):
         t.guards.append(f"returned {len(t.outputs)} outputs, the reference {len(t.expected)}")
         return t
@@ -296,7 +277,7 @@ def _trial(cand: Callable[..., Any], ref: _Reference, inputs: tuple, job: dict, 
                         rtol=job.get("rtol"))
         t.verdicts.append(judge(o, e, label=f"output {i}", rule=rule))
     if prev is not None and prev.outputs and len(prev.outputs) == len(t.outputs):
-        same = all(_is_tensor(a) and _is_tensor(b) and _same_bytes(a, b) for a, b in zip(prev.outputs, t.outputs,
+        same = all(is_tensor(a) and is_tensor(b) and _same_bytes(a, b) for a, b in zip(prev.outputs, t.outputs,
                                                                                           strict=True))
         changed = not all(_same_bytes(a.to(b.dtype), b) for a, b in zip(prev.expected, t.expected, strict=True))
         if same and changed:
@@ -386,7 +367,7 @@ def _shape(cand: Callable[..., Any], ref: _Reference, make: Callable[..., Any], 
         g.refill(int(job.get("seed", 0)) + 2000)
         out2, _, _ = _call_candidate(cand, ref, g, device != "cpu")
         expected, _ = reference_at_high_precision(lambda up: ref.fn(*up(g.kept)), ref.fn(*g.kept))
-        dtypes = [v.dtype for v in g.kept if _is_tensor(v) and v.is_floating_point()]
+        dtypes = [v.dtype for v in g.kept if is_tensor(v) and v.is_floating_point()]
         vs = [judge(o, e, inputs=dtypes, atol=job.get("atol"), rtol=job.get("rtol"))
               for o, e in zip(_outputs(out2), _outputs(expected), strict=False)]
         if not all(v.passed for v in vs):

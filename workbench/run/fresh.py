@@ -23,58 +23,13 @@ NaN-poisoned output: ``--no-fresh`` checks only what the cell produced.
 from __future__ import annotations
 
 import ast
-import math
 import random
 from typing import Any
 
+from workbench.run.tensors import poison_, refill_, storage_key, tensors_in
 from workbench.run.verify import CheckSpec, evaluate, skipped
 
-__all__ = ["combine", "fresh_checks", "poison_", "refill_"]
-
-
-def storage_key(t: Any) -> tuple:
-    return (t.device.type, t.device.index, t.untyped_storage().data_ptr())
-
-
-def _tensors(value: Any) -> list[Any]:
-    if hasattr(value, "untyped_storage") and hasattr(value, "dtype"):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [t for v in value for t in _tensors(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors(v)]
-    return []
-
-
-def poison_(t: Any) -> bool:
-    """Fill ``t`` with NaN (integers: the dtype's minimum); False for a dtype left alone (bool)."""
-    import torch
-
-    with torch.no_grad():
-        if t.is_floating_point() or t.is_complex():
-            t.fill_(float("nan"))
-        elif t.dtype == torch.bool:
-            return False
-        else:
-            t.fill_(torch.iinfo(t.dtype).min)
-    return True
-
-
-def refill_(t: Any, generator: Any) -> None:
-    """New random values in ``t``, in place, shaped like the old ones (mean, spread, sign)."""
-    import torch
-
-    with torch.no_grad():
-        f = t.detach().to(torch.complex128 if t.is_complex() else torch.float64)
-        finite = f[torch.isfinite(f)] if not t.is_complex() else f.real
-        mean = float(finite.mean()) if finite.numel() else 0.0
-        std = float(finite.std()) if finite.numel() > 1 else 1.0
-        if not math.isfinite(std) or std == 0.0:
-            std = 1.0
-        new = torch.randn(tuple(t.shape), generator=generator, device=t.device, dtype=torch.float32) * std + mean
-        if finite.numel() and not t.is_complex() and float(finite.min()) >= 0:
-            new = new.abs()
-        t.copy_(new.to(t.dtype))
+__all__ = ["combine", "fresh_checks"]
 
 
 def _names(expr: str, ns: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -102,7 +57,7 @@ def _plan(spec: CheckSpec, ns: dict[str, Any], arg_keys: set) -> tuple[list[Any]
         value = eval(compile(spec.actual, "<--check>", "eval"), ns)  # noqa: S307 - the user's own expression
     except Exception as e:
         return [], f"{spec.actual} cannot be evaluated: {type(e).__name__}: {e}"
-    outs = _tensors(value)
+    outs = tensors_in(value)
     if not outs:
         return [], f"{spec.actual} is not a tensor"
     if any(storage_key(t) not in arg_keys for t in outs):
@@ -147,7 +102,7 @@ def fresh_checks(specs: list[CheckSpec], ns: dict[str, Any], sequence: list[Any]
     inputs: dict[int, tuple[str, Any]] = {}
     for i in planned:
         for text, value in _names(specs[i].expected, ns):
-            for t in _tensors(value):
+            for t in tensors_in(value):
                 if storage_key(t) in arg_keys and storage_key(t) not in out_keys and \
                         (t.is_floating_point() or t.is_complex()):
                     inputs.setdefault(id(t), (text, t))

@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.compile.triton_reach import storage_id
+from workbench.run.tensors import is_tensor
 
-__all__ = ["Decoder", "Encoder", "KernelRef", "UnsendableArgument", "kernel_ref", "tensors_in"]
+__all__ = ["Decoder", "Encoder", "KernelRef", "UnsendableArgument", "kernel_ref"]
 
 _TOKENS = itertools.count(1)
 
@@ -61,21 +62,6 @@ def kernel_ref(compiled: Any, arg_names: list[str]) -> KernelRef:
         raise UnsendableArgument(f"{getattr(compiled, 'name', 'the kernel')} has no files in Triton's cache")
     return KernelRef(kind="triton", name=str(compiled.name), key=str(compiled.hash), files=dict(group),
                      signature=dict(compiled.src.signature), arg_names=tuple(arg_names))
-
-
-def _is_tensor(v: Any) -> bool:
-    return hasattr(v, "untyped_storage") and hasattr(v, "dtype") and hasattr(v, "stride")
-
-
-def tensors_in(value: Any) -> list[Any]:
-    """The tensors a launch argument holds: itself, or those in its tuple, list or dataclass (descriptor bases)."""
-    if _is_tensor(value):
-        return [value]
-    if isinstance(value, tuple | list):
-        return [t for v in value for t in tensors_in(v)]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [t for f in dataclasses.fields(value) for t in tensors_in(getattr(value, f.name, None))]
-    return []
 
 
 def _storage_bytes(storage: Any) -> bytes:
@@ -116,12 +102,12 @@ class Encoder:
     def _spec(self, v: Any) -> Any:
         if v is None or isinstance(v, bool | int | float | str):
             return ("v", v)
-        if _is_tensor(v):
+        if is_tensor(v):
             return self._tensor(v)
         if isinstance(v, tuple):
             return ("u", [self._spec(x) for x in v])
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            fields = {f.name: self._spec(getattr(v, f.name)) if _is_tensor(getattr(v, f.name))
+            fields = {f.name: self._spec(getattr(v, f.name)) if is_tensor(getattr(v, f.name))
                       else ("v", getattr(v, f.name)) for f in dataclasses.fields(v) if f.init}
             return ("d", type(v), fields)
         if hasattr(v, "data_ptr"):

@@ -25,6 +25,7 @@ from typing import Any
 from workbench.compile import portable
 from workbench.measure.interleave import ratio, rounds
 from workbench.run.judge import reference_at_high_precision
+from workbench.run.tensors import poison_
 from workbench.search.compile_job import Binary, node_name
 from workbench.search.problem import Problem, format_exception
 from workbench.search.space import Candidate
@@ -70,15 +71,6 @@ def _tf32(binary: Binary) -> bool:
 
     ttir = next((v for k, v in binary.files.items() if k.endswith(".ttir")), b"")
     return "tf32" in dot_precisions(ttir.decode(errors="replace"))
-
-
-def _poison(t: Any) -> None:
-    import torch
-
-    if t.is_floating_point() or t.is_complex():
-        t.fill_(float("nan"))
-    elif t.dtype != torch.bool:
-        t.fill_(torch.iinfo(t.dtype).min)
 
 
 class Judge:
@@ -186,7 +178,7 @@ class Judge:
         kernel = self._kernel(binary)
         self._restore()
         for name in self.outputs:
-            _poison(_tensor(self.values[name]))
+            poison_(_tensor(self.values[name]))
         full, args = self._launch_args(cand)
         try:
             self._hooks(full, cand)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.errors import CheckError
+from workbench.run.tensors import is_tensor, storage_key
 
 __all__ = ["ExpressionReference", "reference_from_check"]
 
@@ -47,27 +48,19 @@ class ExpressionReference:
         return eval(compile(self.expected, "<--check>", "eval"), ns)  # noqa: S307 - the user's own expression
 
 
-def _is_tensor(v: Any) -> bool:
-    return hasattr(v, "untyped_storage") and hasattr(v, "dtype") and hasattr(v, "stride")
-
-
 def _arg_tensors(args: tuple) -> list[tuple[int, str | None, Any]]:
     out = []
     for i, a in enumerate(args):
-        if _is_tensor(a):
+        if is_tensor(a):
             out.append((i, None, a))
-        elif _is_tensor(getattr(a, "base", None)) and hasattr(a, "block_shape"):
+        elif is_tensor(getattr(a, "base", None)) and hasattr(a, "block_shape"):
             out.append((i, "base", a.base))
     return out
 
 
-def _storage(t: Any) -> tuple:
-    return (t.device.type, t.device.index, t.untyped_storage().data_ptr())
-
-
 def _view_of(t: Any, args: tuple) -> _View | None:
     for pos, attr, a in _arg_tensors(args):
-        if _storage(a) == _storage(t):
+        if storage_key(a) == storage_key(t):
             return _View(pos, attr, int(t.storage_offset()), tuple(t.shape), tuple(t.stride()),
                          str(t.dtype).replace("torch.", ""))
     return None
@@ -82,7 +75,7 @@ def reference_from_check(actual: str, expected: str, ns: dict[str, Any], args: t
                          arg_names: list[str]) -> tuple[ExpressionReference, list[str]]:
     """The reference and the output argument of ``--check "ACTUAL: EXPECTED"`` for a launch with ``args``."""
     out = ns.get(actual.strip()) if actual.strip().isidentifier() else None
-    view = _view_of(out, args) if _is_tensor(out) else None
+    view = _view_of(out, args) if is_tensor(out) else None
     if view is None:
         raise CheckError(f"--check {actual}: {expected}: with --search, ACTUAL must name a tensor the launch writes "
                          f"(an argument or a descriptor's base); {actual.strip()!r} is not one",
@@ -94,7 +87,7 @@ def reference_from_check(actual: str, expected: str, ns: dict[str, Any], args: t
                 continue
             raise CheckError(f"--check: {name!r} is not defined in the notebook")
         v = ns[name]
-        vw = _view_of(v, args) if _is_tensor(v) else None
+        vw = _view_of(v, args) if is_tensor(v) else None
         if vw is not None:
             ref.views[name] = vw
         else:

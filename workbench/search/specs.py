@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.run.tensors import is_tensor
+
 __all__ = ["DescSpec", "TensorSpec", "Value", "build", "describe", "descriptor_shapes", "tensor_of"]
 
 MAX_VALUE_BYTES = 64 << 20  # integer tensors up to this size travel with their values
@@ -57,12 +59,8 @@ class StorageSpec:
     data: bytes | None = None  # the values, for integer and boolean storages
 
 
-def _is_tensor(v: Any) -> bool:
-    return hasattr(v, "untyped_storage") and hasattr(v, "dtype") and hasattr(v, "stride")
-
-
 def _is_descriptor(v: Any) -> bool:
-    return type(v).__name__ == "TensorDescriptor" and hasattr(v, "block_shape") and _is_tensor(getattr(v, "base", None))
+    return type(v).__name__ == "TensorDescriptor" and hasattr(v, "block_shape") and is_tensor(getattr(v, "base", None))
 
 
 def _dtype_name(t: Any) -> str:
@@ -113,7 +111,7 @@ class _Describer:
         return StorageSpec(nbytes, _dtype_name(t), data=data)
 
     def value(self, v: Any) -> Any:
-        if _is_tensor(v):
+        if is_tensor(v):
             return self.tensor(v)
         if _is_descriptor(v):
             return DescSpec(self.tensor(v.base), tuple(int(x) for x in v.shape), tuple(int(x) for x in v.strides),
