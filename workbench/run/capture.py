@@ -321,7 +321,7 @@ class Capture:
     def _remember_interpreted(self, entry: Captured, kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any,
                               bound: dict[str, Any]) -> None:
         from workbench.run.launching import MAX_REPLAYS, Replay
-        from workbench.run.protocol import tensors_in
+        from workbench.run.tensors import tensors_in
 
         def again() -> None:
             self._interpret(entry, kernel, args, kwargs, grid)
