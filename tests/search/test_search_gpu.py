@@ -11,6 +11,7 @@ from search_kernels import ring_sum, scale
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 import workbench
+from workbench.search.engine import SearchError
 
 pytestmark = pytest.mark.gpu
 if not torch.cuda.is_available():
@@ -63,3 +64,15 @@ def test_autotune_fixes_the_winner_on_the_autotuner():
         triton.knobs.autotuning.listener = None
     assert benched == [] and len(tuned.cache) == 1  # the launch used the fixed winner: no tuning
     torch.testing.assert_close(y, x * 2)
+
+
+def test_autotune_with_no_passing_config_raises_with_the_whole_table():
+    n = 1 << 16
+    tuned = triton.autotune([triton.Config({"BLOCK": b, "WRONG": 1}) for b in (256, 1024)], key=["n"])(scale)
+    x, y = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
+    grid = lambda m: (triton.cdiv(n, m["BLOCK"]),)  # noqa: E731
+    with pytest.raises(SearchError) as info:
+        workbench.autotune(tuned, x, y, n, grid=grid, reference=lambda x, y, n: x * 2, progress=False)
+    res = info.value.result
+    assert res is not None and set(res.table["status"]) == {"check-failed"}
+    assert "BLOCK=256" in str(info.value) and "elements differ" in str(info.value)

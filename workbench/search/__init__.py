@@ -138,14 +138,26 @@ def autotune(kernel: Any, *args: Any, grid: Any = None, **kw: Any) -> SearchResu
     result = search(kernel, None, *args, grid=grid, **search_kw, **constexprs)
     i = result.best_index
     if i is None:
-        raise SearchError(f"no config of {result.kernel} ran and passed: {result.counts()}",
-                          hint="result.table lists each one's status and error")
+        err = SearchError(f"no config of {result.kernel} ran and passed: {result.counts()}\n{_why_not(result)}",
+                          hint="the exception's .result is the search (its .table: each config's status and error)")
+        err.result = result
+        raise err
     tuner = parts["tuner"]
     chosen = result.candidate(i).config
     config = next(c for c in tuner.configs if _same(c, chosen))
     tuner.cache[autotuner_key(tuner, args, constexprs)] = config
     tuner.best_config = config
     return result
+
+
+def _why_not(result: SearchResult, most: int = 8) -> str:
+    """Each config's status and error, a line each (the first ``most``)."""
+    lines = []
+    for i, r in list(result.rows.items())[:most]:
+        cfg = " ".join(f"{k}={v}" for k, v in result.candidate(i).config.items())
+        lines.append(f"  {cfg}: {r.get('status')}" + (f": {str(r['error'])[:300]}" if r.get("error") else ""))
+    more = len(result.rows) - most
+    return "\n".join(lines + ([f"  ... and {more} more"] if more > 0 else []))
 
 
 _SEARCH_OPTIONS = frozenset({"reference", "flops", "bytes", "target", "compile_only", "cluster", "budget_s",

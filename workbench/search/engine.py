@@ -43,7 +43,11 @@ JUDGE_GRACE_S = 120.0  # beyond the kernel's own timeout: an actor that answers 
 
 
 class SearchError(WorkbenchError):
-    """The search cannot go on (the reference raised on the GPU worker, no worker could start...)."""
+    """The search cannot go on (the reference raised on the GPU worker, no worker could start...), or it found no
+    config that ran and passed: then ``result`` is the ``SearchResult`` (``result.table``: each one's status and
+    error)."""
+
+    result: Any = None
 
 
 class ClusterError(SearchError):
