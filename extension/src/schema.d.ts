@@ -68,9 +68,9 @@ export type Status = 'ok' | 'skipped' | 'error';
  */
 export interface TlxReport {
   /**
-   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload.
+   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check.
    */
-  schema_version: '2.0' | '2.1' | '2.2' | '2.3';
+  schema_version: '2.0' | '2.1' | '2.2' | '2.3' | '2.4';
   /**
    * Unique id of this Report (hex).
    */
@@ -402,6 +402,46 @@ export interface Check {
   mismatched?: number | null;
   total?: number | null;
   first_mismatch?: number[] | null;
+  /**
+   * The judge's rule in words (workbench.run.judge): the working precision, the ulp and norm bounds, the reference's precision; or the given atol/rtol. Added in 2.4.
+   */
+  rule?: string;
+  error?: CheckError;
+  /**
+   * What the judge's guards found (an all-zero or constant output, NaN/Inf where the reference is finite). Added in 2.4.
+   */
+  guards?: {
+    guard: string;
+    message: string;
+  }[];
+  /**
+   * Why the reference was not evaluated again at a higher precision. Added in 2.4.
+   */
+  reference_note?: string;
+}
+/**
+ * The error distribution behind a verdict: ulps of the working precision at max(|expected|, rms(expected)). Added in 2.4.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "checkError".
+ */
+export interface CheckError {
+  max_ulps?: number | null;
+  p99_ulps?: number | null;
+  norm_rel_err?: number | null;
+  /**
+   * The precision the ulps are counted in (float16, bfloat16, tf32...).
+   */
+  working?: string;
+  /**
+   * The precision the reference was computed in.
+   */
+  reference?: string;
+  worst?: {
+    index?: number[];
+    actual?: number;
+    expected?: number;
+  } | null;
 }
 /**
  * --bench: the kernel's timing (and the --bench-ref reference's), from workbench.measure.report_items.

@@ -299,19 +299,24 @@ class Argument(TypedDict):
     value: NotRequired[Any]
 
 
-class Check(TypedDict):
-    expr: str
-    actual: NotRequired[str | None]
-    expected: NotRequired[str | None]
-    status: Literal['passed', 'failed', 'skipped', 'error']
+class Guard(TypedDict):
+    guard: str
     message: str
-    atol: NotRequired[float | None]
-    rtol: NotRequired[float | None]
-    max_abs_err: NotRequired[float | None]
-    max_rel_err: NotRequired[float | None]
-    mismatched: NotRequired[int | None]
-    total: NotRequired[int | None]
-    first_mismatch: NotRequired[list[int] | None]
+
+
+class Worst(TypedDict):
+    index: NotRequired[list[int]]
+    actual: NotRequired[float]
+    expected: NotRequired[float]
+
+
+class CheckError(TypedDict):
+    max_ulps: NotRequired[float | None]
+    p99_ulps: NotRequired[float | None]
+    norm_rel_err: NotRequired[float | None]
+    working: NotRequired[str]
+    reference: NotRequired[str]
+    worst: NotRequired[Worst | None]
 
 
 class RelatedItem(TypedDict):
@@ -608,15 +613,23 @@ class Layouts(TypedDict):
     linear: NotRequired[list[LinearLayout]]
 
 
-class Run(TypedDict):
-    mode: Literal['gpu', 'interpreter', 'compile']
-    ran: bool
-    reason: str | None
-    device: NotRequired[str | None]
-    grid: list[int] | None
-    elapsed_ms: NotRequired[float | None]
-    arguments: list[Argument]
-    checks: list[Check]
+class Check(TypedDict):
+    expr: str
+    actual: NotRequired[str | None]
+    expected: NotRequired[str | None]
+    status: Literal['passed', 'failed', 'skipped', 'error']
+    message: str
+    atol: NotRequired[float | None]
+    rtol: NotRequired[float | None]
+    max_abs_err: NotRequired[float | None]
+    max_rel_err: NotRequired[float | None]
+    mismatched: NotRequired[int | None]
+    total: NotRequired[int | None]
+    first_mismatch: NotRequired[list[int] | None]
+    rule: NotRequired[str]
+    error: NotRequired[CheckError]
+    guards: NotRequired[list[Guard]]
+    reference_note: NotRequired[str]
 
 
 class Orchestration(TypedDict):
@@ -637,8 +650,19 @@ class Orchestration(TypedDict):
     measured: NotRequired[Measured | None]
 
 
+class Run(TypedDict):
+    mode: Literal['gpu', 'interpreter', 'compile']
+    ran: bool
+    reason: str | None
+    device: NotRequired[str | None]
+    grid: list[int] | None
+    elapsed_ms: NotRequired[float | None]
+    arguments: list[Argument]
+    checks: list[Check]
+
+
 class TlxReport(TypedDict):
-    schema_version: Literal['2.0', '2.1', '2.2', '2.3']
+    schema_version: Literal['2.0', '2.1', '2.2', '2.3', '2.4']
     id: str
     created: str
     kernel: Kernel
