@@ -127,3 +127,24 @@ def test_every_patch_is_undone():
     undo()
     after = ([c.__dict__["run"] for c in classes], Autotuner.run, Autotuner._bench, driver.compile_kernel)
     assert after == before
+
+
+class _LibraryTuner(Autotuner):
+    """A library's autotuner with a ``run`` of its own (as FlagGems' ``LibTuner``: its own policy and cache)."""
+
+    def run(self, *args, **kwargs):
+        raise AssertionError("a library tuner's own run times configs on a GPU: never reached under a capture")
+
+
+def test_an_autotuner_subclass_with_its_own_run_reaches_the_capture_and_is_restored():
+    tuner = _LibraryTuner(_copy, _copy.arg_names, [triton.Config({"BLOCK": 32})], key=["n"], reset_to_zero=None,
+                          restore_value=None)
+    own = _LibraryTuner.__dict__["run"]
+    cap = StubCapture()
+    undo = launch_patches.install(lambda: cap)
+    try:
+        assert _LibraryTuner.__dict__["run"].__wrapped__ is own
+        assert tuner[(1,)](torch.zeros(8), torch.zeros(8), 8) == "tuned without a GPU"
+    finally:
+        undo()
+    assert cap.autotuned[0][0] is tuner and _LibraryTuner.__dict__["run"] is own

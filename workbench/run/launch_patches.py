@@ -10,8 +10,9 @@ restores:
   every ``kernel[grid](...)`` of a ``@triton.jit`` / ``@gluon.jit`` kernel, autotuned and heuristics-wrapped
   ones included, goes to ``capture.on_launch`` with a zero-argument "launch as Triton would" and a
   ``jit_compile(mode)`` that runs the JIT's own compile (``warmup=True``) without launching;
-- ``Autotuner.run``: without a GPU (or with ``--compile-only`` / ``--interpret``) the capture compiles each
-  config instead of timing it (``capture._autotune_without_gpu``);
+- ``Autotuner.run`` and the ``run`` of every subclass that defines its own (a library's tuner: FlagGems'
+  ``LibTuner`` times configs through its own policy and cache): without a GPU (or with ``--compile-only`` /
+  ``--interpret``) the capture compiles each config instead of timing it (``capture._autotune_without_gpu``);
 - ``Autotuner._bench``: counted in ``capture.benchmarking`` while the autotuner times its configs;
 - ``workbench.compile.driver.compile_kernel``: direct ``workbench.compile`` calls in the cell
   (``capture._direct_compile``).
@@ -86,10 +87,10 @@ def _patch_jit_run(cls: type, active: Active) -> Callable[[], None]:
     return lambda: setattr(cls, "run", orig_run)
 
 
-def _patch_autotuner(active: Active) -> list[Callable[[], None]]:
-    from triton.runtime.autotuner import Autotuner
-
-    orig_run, orig_bench = Autotuner.run, Autotuner._bench
+def _patch_tuner_run(cls: type, active: Active) -> Callable[[], None]:
+    """``cls.run`` of ``Autotuner`` or of a subclass with its own ``run`` (a library's tuner, e.g. FlagGems'
+    ``LibTuner``, which times configs its own way): without a GPU the capture compiles the configs instead."""
+    orig_run = cls.__dict__["run"]
 
     def run(at_self, *args, **kwargs):
         cap = active()
@@ -99,6 +100,17 @@ def _patch_autotuner(active: Active) -> list[Callable[[], None]]:
         if cap is None or cap.suspended or cap.runs_on_gpu_default():
             return orig_run(at_self, *args, **kwargs)
         return cap._autotune_without_gpu(at_self, args, kwargs)
+
+    run.__wrapped__ = orig_run  # type: ignore[attr-defined]
+    cls.run = run
+    return lambda: setattr(cls, "run", orig_run)
+
+
+def _patch_autotuner(active: Active) -> list[Callable[[], None]]:
+    from triton.runtime.autotuner import Autotuner
+
+    orig_bench = Autotuner._bench
+    restore = [_patch_tuner_run(cls, active) for cls in [Autotuner, *subclasses_with_run(Autotuner)]]
 
     def bench(at_self, *args, **kwargs):  # the autotuner timing its configs
         cap = active()
@@ -110,8 +122,8 @@ def _patch_autotuner(active: Active) -> list[Callable[[], None]]:
         finally:
             cap.benchmarking -= 1
 
-    Autotuner.run, Autotuner._bench = run, bench
-    return [lambda: setattr(Autotuner, "run", orig_run), lambda: setattr(Autotuner, "_bench", orig_bench)]
+    Autotuner._bench = bench
+    return [*restore, lambda: setattr(Autotuner, "_bench", orig_bench)]
 
 
 def _patch_driver(active: Active) -> list[Callable[[], None]]:
