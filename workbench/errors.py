@@ -47,7 +47,13 @@ class WorkbenchError(Exception):
 
 
 class CompileError(WorkbenchError):
-    """The kernel failed to compile (Triton, Gluon or TLX front end, or a backend pass)."""
+    """The kernel failed to compile (Triton, Gluon or TLX front end, or a backend pass).
+
+    ``config_rejected``: a failure Triton's autotuner treats as "this config does not fit" and skips (a
+    ``tl.static_assert`` that failed, ptxas refusing it, more shared memory than a block has), not a broken kernel.
+    """
+
+    config_rejected: bool = False
 
 
 class ArgumentError(WorkbenchError):

@@ -72,8 +72,12 @@ def from_compilation_error(e: BaseException, source: Any) -> CompileError:
     msg = (getattr(inner, "error_message", None) or str(e) or "compilation failed").strip()
     msg = re.sub(r"^\w+Error\('(.*)'\)$", r"\1", msg, flags=re.S)
     hint = _not_implemented_hint() if _caused_by(inner, NotImplementedError) else hint_for(msg)
-    return CompileError(msg, filename=source.filename, lineno=lineno, col=col,
-                        source_line=_line_of(source.text, lineno), hint=hint)
+    err = CompileError(msg, filename=source.filename, lineno=lineno, col=col,
+                       source_line=_line_of(source.text, lineno), hint=hint)
+    from triton.compiler.errors import CompileTimeAssertionFailure
+
+    err.config_rejected = any(isinstance(x, CompileTimeAssertionFailure) for x in _chain(e))
+    return err
 
 
 def _caused_by(e: BaseException, kind: type[BaseException]) -> bool:
@@ -122,8 +126,12 @@ def from_backend_error(e: Exception, captured: str, source: Any) -> CompileError
         message = first.strip() or type(e).__name__
     stage = _failed_stage(text)
     where = f" ({stage})" if stage else ""
-    return CompileError(f"{type(e).__name__} in Triton's backend{where}: {message}", filename=source.filename,
-                        lineno=lineno, col=col, source_line=_line_of(source.text, lineno), hint=hint_for(message))
+    err = CompileError(f"{type(e).__name__} in Triton's backend{where}: {message}", filename=source.filename,
+                       lineno=lineno, col=col, source_line=_line_of(source.text, lineno), hint=hint_for(message))
+    from triton.runtime.errors import OutOfResources, PTXASError
+
+    err.config_rejected = isinstance(e, (OutOfResources, PTXASError))
+    return err
 
 
 _GENERIC_PIPELINE_FAILURE = "Failures have been detected while processing an MLIR pass pipeline"

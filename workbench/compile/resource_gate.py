@@ -52,13 +52,15 @@ def _check(ttgir: str, limit: int, target: str, filename: str) -> None:
     if not allocs or allocs[0][0] <= limit:
         return
     total = sum(a[0] for a in allocs)
-    raise CompileError(
+    err = CompileError(
         f"{allocs[0][2].split(':')[0]} alone needs {allocs[0][0] / 1024:g} KiB of shared memory, more than the "
         f"{limit / 1024:g} KiB a block can use on {target}: the compile stopped after TTGIR (the launch would be "
         f"refused). Shared-memory allocations, biggest first ({total / 1024:g} KiB in all): "
         + "; ".join(a[2] for a in allocs[:4]),
         filename=filename, lineno=allocs[0][1],
         hint="smaller tiles (BLOCK sizes) or fewer stages; a tl.dot stages both operand tiles in shared memory")
+    err.config_rejected = True  # on a GPU the launch raises OutOfResources, which Triton's autotuner skips
+    raise err
 
 
 def _stage(name: str, make: Any, limit: int, target: str, filename: str) -> Any:

@@ -330,32 +330,73 @@ class Capture:
             self.sequence.append(Replay(entry.name, again, [t for v in bound.values() for t in tensors_in(v)]))
 
     def _autotune_without_gpu(self, tuner: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-        configs = list(tuner.configs)
+        """Each of the tuner's configs (after its own pruning, as Triton's ``Autotuner.run`` prunes) compiled instead
+        of timed, up to ``MAX_AUTOTUNE_CONFIGS``; the first that compiles "runs". A config the autotuner would skip
+        on a GPU (a failed ``tl.static_assert``, ptxas refusing it, too much shared memory:
+        ``CompileError.config_rejected``) is skipped here too, and said once."""
+        from workbench.errors import CompileError
+
+        names = list(getattr(tuner, "arg_names", []) or arg_names(tuner))
+        configs = self._pruned(tuner, names, args, kwargs)
+        label = getattr(tuner.fn, "__name__", "the kernel")
         if len(configs) > MAX_AUTOTUNE_CONFIGS:
             self.diagnostics.append(
                 {
                     "severity": "info",
                     "source": "magic",
                     "message": f"autotuning without a GPU: compiled the first {MAX_AUTOTUNE_CONFIGS} of "
-                    f"{len(configs)} configs of {getattr(tuner.fn, '__name__', 'the kernel')}",
+                    f"{len(configs)} configs of {label}",
                     "hint": None,
                     "line": None,
                 }
             )
-        names = list(getattr(tuner, "arg_names", []) or arg_names(tuner))
-        result = None
-        for i, cfg in enumerate(configs[:MAX_AUTOTUNE_CONFIGS]):
+        result, chosen, rejected = None, None, []
+        for cfg in configs[:MAX_AUTOTUNE_CONFIGS]:
             kw = dict(kwargs)
             kw.update(cfg.all_kwargs())
             nargs = dict(zip(names, args, strict=False)) | {k: v for k, v in kw.items() if k in names}
             if getattr(cfg, "pre_hook", None) is not None:
                 cfg.pre_hook(nargs)
             tuner.nargs = nargs
-            self._force_compile += i > 0  # only the first config runs (in the interpreter)
+            later = chosen is not None
+            self._force_compile += later  # only the first config that compiles runs (in the interpreter)
+            failed_before = self.failed_kernel
             try:
                 r = tuner.fn.run(*args, **kw)
+            except CompileError as e:
+                if not e.config_rejected:
+                    raise
+                self.failed_kernel = failed_before
+                rejected.append((cfg, e))
+                continue
             finally:
-                self._force_compile -= i > 0
+                self._force_compile -= later
                 tuner.nargs = None
-            result = r if i == 0 else result
+            if chosen is None:
+                result, chosen = r, cfg
+        if rejected:
+            first = rejected[0][1]
+            self.diagnostics.append({
+                "severity": "info" if chosen is not None else "error", "source": "magic", "line": None, "hint": None,
+                "message": f"autotuning without a GPU: {len(rejected)} config(s) of {label} skipped as Triton's "
+                           f"autotuner skips them ({first.message.splitlines()[0][:200]})"})
+            if chosen is None:
+                raise first
+        if chosen is not None:  # the config that "ran", as Triton's Autotuner.run leaves it (a library reads it)
+            tuner.best_config = chosen
         return result
+
+    @staticmethod
+    def _pruned(tuner: Any, names: list[str], args: tuple, kwargs: dict[str, Any]) -> list[Any]:
+        """The tuner's configs after its ``early_config_prune`` / ``perf_model`` pruning (all of them when that
+        pruning needs what only a GPU has)."""
+        configs = list(tuner.configs)
+        if not (getattr(tuner, "early_config_prune", None) or getattr(tuner, "perf_model", None)):
+            return configs
+        tuner.nargs = dict(zip(names, args, strict=False))
+        try:
+            return list(tuner.prune_configs(dict(kwargs))) or configs
+        except Exception:
+            return configs
+        finally:
+            tuner.nargs = None

@@ -1,0 +1,77 @@
+"""Autotuned kernels captured without a GPU (``Capture._autotune_without_gpu``): configs are pruned as Triton's
+autotuner prunes them, a config the autotuner would skip on a GPU (a failed ``tl.static_assert``) is skipped and
+said, and the tuner's ``best_config`` is the config that "ran" (a library's entry point reads it, as FlagGems'
+``LibEntry`` does)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+from workbench.errors import CompileError  # noqa: E402
+from workbench.run.capture import Capture  # noqa: E402
+from workbench.run.device import detect  # noqa: E402
+
+_CONFIGS = [triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 32})]
+
+
+@triton.autotune(configs=_CONFIGS, key=["n"])
+@triton.jit
+def _asserting_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK <= 128)  # the first config does not fit: on a GPU the autotuner skips it
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def _prune(configs, nargs, **kwargs):
+    return [c for c in configs if c.kwargs["BLOCK"] == 32]
+
+
+@triton.autotune(configs=_CONFIGS, key=["n"], prune_configs_by={"early_config_prune": _prune})
+@triton.jit
+def _pruned_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256})], key=["n"])
+@triton.jit
+def _never_fits(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK <= 128)
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def _capture() -> Capture:
+    return Capture(device=detect(), compile_only=True, isolate=False)
+
+
+def test_a_config_the_autotuner_would_skip_is_skipped_and_said():
+    x, y = torch.zeros(1024), torch.zeros(1024)
+    cap = _capture()
+    with cap:
+        _asserting_copy[lambda m: (triton.cdiv(1024, m["BLOCK"]),)](x, y, 1024)
+    assert _asserting_copy.best_config is _CONFIGS[1]
+    (entry, *rest) = cap.entries.values()
+    assert entry.launches == 1 and entry.bound["BLOCK"] == 64 and len(rest) == 1  # BLOCK=32 compiled only
+    said = [d["message"] for d in cap.diagnostics]
+    assert any("1 config(s) of _asserting_copy skipped as Triton's autotuner skips them" in m for m in said), said
+    assert cap.failed_kernel is None
+
+
+def test_the_configs_are_pruned_as_the_autotuner_prunes_them():
+    cap = _capture()
+    with cap:
+        _pruned_copy[(32,)](torch.zeros(1024), torch.zeros(1024), 1024)
+    assert [e.bound["BLOCK"] for e in cap.entries.values()] == [32]
+    assert _pruned_copy.best_config is _CONFIGS[2]
+
+
+def test_when_no_config_fits_the_compile_error_is_raised():
+    cap = _capture()
+    with pytest.raises(CompileError, match="static_assert|Static assert") as err, cap:
+        _never_fits[(1,)](torch.zeros(8), torch.zeros(8), 8)
+    assert err.value.config_rejected
