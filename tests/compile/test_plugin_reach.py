@@ -87,3 +87,26 @@ def test_the_local_alloc_guard_wraps_utlx_as_it_is_called():
     with pytest.raises(workbench.CompileError, match=r"local_alloc\(64, 48\).*power of two \(not 48\)") as err:
         workbench.compile(slots, torch.empty(64), BM=64, BK=48)
     assert "tlx.local_alloc((BM, BK)" in (err.value.source_line or str(err.value))
+
+
+def test_the_clc_guard_turns_a_crash_into_an_error_at_the_line():
+    """Meta's blackwell_gemm_clc tutorial (cluster launch control) crashed the process (a segmentation fault):
+    uTLX hands back a null value for an MLIR op stock Triton 3.8 lacks and does not check it. In a subprocess (a
+    guard that stopped working must not take the test run down): with the guard, a CompileError at the
+    tlx.clc_consumer line, and the process lives."""
+    import inspect
+    import subprocess
+    import sys
+
+    import utlx_plugin.dynamic_launch as dl
+
+    from workbench.compile.plugin_reach import guard_clc
+
+    assert list(inspect.signature(dl._clc_query).parameters) == ["clc_response_addr", "_semantic"]
+    assert guard_clc() and guard_clc() and dl._clc_query._workbench_null_guard  # idempotent
+    code = ("from tlx_kernels import meta_tutorials as mt\nimport workbench\n"
+            "try:\n    mt.case('blackwell_gemm_clc').compile()\n"
+            "except workbench.CompileError as e:\n    print('ERROR AT', e.lineno, e.source_line.strip())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "tile_id = tlx.clc_consumer(clc_context, clc_phase_consumer)" in proc.stdout, proc.stdout

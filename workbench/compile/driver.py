@@ -24,7 +24,7 @@ from workbench.analyse.srcmap import build_line_map, same_file, served_as, stage
 from workbench.compile import cache, triton_reach
 from workbench.compile.binding import Bound, bind, bind_signature
 from workbench.compile.diagnostics import first_mlir_error, from_backend_error, from_compilation_error
-from workbench.compile.plugin_reach import guard_local_alloc, repair_gluon
+from workbench.compile.plugin_reach import guard_clc, guard_local_alloc, repair_gluon
 from workbench.compile.resource_gate import gate
 from workbench.compile.targets import parse_target, target_name
 from workbench.compile.tasks import tasks_of
@@ -147,6 +147,7 @@ def _triton_compile(fn, bound: Bound, gpu_target, source: SourceInfo):
     else:
         Source = ASTSource
     guard_local_alloc()  # a shape uTLX's C++ cannot lay out aborts the process otherwise, not just the compile
+    guard_clc()  # likewise a CLC op this Triton build lacks (a null handle)
     src = Source(fn, bound.signature, bound.constexprs, bound.attrs)
     out = io.StringIO()
     stderr_text = ""

@@ -101,3 +101,37 @@ def guard_local_alloc() -> bool:
     local_alloc.__doc__ = orig.__doc__
     tlx.local_alloc = local_alloc
     return True
+
+
+def guard_clc() -> bool:
+    """``tlx.clc_consumer`` (Blackwell cluster launch control) on stock Triton 3.8: the MLIR ops it lowers to
+    (``ttng.async_clc_try_cancel``, ``ttng.clc_query_cancel``) exist only in Meta's TLX fork, so uTLX's builder
+    prints "uTLX: ... is not registered in this Triton build" and hands back a null value; uTLX 3.8.0.post16 does not
+    check it there (``utlx_plugin.dynamic_launch._clc_query``) and the next builder call that reads it takes the
+    process down (a segmentation fault: Meta's ``blackwell_gemm_clc`` tutorial killed the notebook's kernel). The
+    guard checks the handle as uTLX's own ``checked_handle`` does and raises, so the compile fails at the kernel's
+    line. Idempotent; True when installed."""
+    import sys
+
+    mod = sys.modules.get("utlx_plugin.dynamic_launch")
+    orig = getattr(mod, "_clc_query", None) if mod is not None else None
+    if orig is None:
+        return False
+    if getattr(orig, "_workbench_null_guard", False):
+        return True
+    import triton.language.core as tl
+
+    @tl.builtin
+    def _clc_query(clc_response_addr, _semantic=None):
+        out = orig(clc_response_addr, _semantic=_semantic)
+        if out.handle.id() == 0:
+            raise NotImplementedError(
+                "tlx.clc_consumer: cluster launch control lowers to MLIR ops (ttng.clc_query_cancel, "
+                "ttng.async_clc_try_cancel) that this Triton build does not register: they exist only in Meta's "
+                "TLX fork (compiling on would crash the process)")
+        return out
+
+    _clc_query._workbench_null_guard = True
+    _clc_query.__doc__ = orig.__doc__
+    mod._clc_query = _clc_query
+    return True
