@@ -1,6 +1,7 @@
 """Meta's TLX tutorials from the installed triton-utlx wheel, imported unmodified and compiled through
-``workbench.compile`` with one of their own autotune configs: every Hopper file for sm_90, two Blackwell
-GEMMs for sm_100a. No GPU needed.
+``workbench.compile`` with one of their own autotune configs: every Hopper file for sm_90, the Blackwell GEMMs and
+flash-attention forwards for sm_100a (the CLC GEMM: a clear error, since stock Triton 3.8 lacks its MLIR ops). No GPU
+needed.
 
 What each kernel should show is read from its own source: ``tlx.async_dot`` -> wgmma (Hopper) or
 tcgen05.mma (Blackwell) in the PTX and an MMA instruction in the SASS of that line; TMA (host or device
@@ -18,7 +19,10 @@ import pytest
 from tlx_kernels import meta_tutorials as mt
 
 HOPPER = mt.names("hopper*.py")
-BLACKWELL = ["blackwell_gemm_pipelined", "blackwell_gemm_ws"]
+BLACKWELL = ["blackwell_gemm_pipelined", "blackwell_gemm_ws", "blackwell_fa_ws", "blackwell_fa_ws_pipelined",
+             "blackwell_fa_ws_persistent"]
+# with a recipe but no compile on stock Triton 3.8: each a clear error at its line, the process lives
+BLACKWELL_ERRORS = {"blackwell_gemm_clc": "cluster launch control lowers to MLIR ops"}
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 _SETMAXNREG = re.compile(r"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32\s+(\d+)")
 
@@ -165,3 +169,13 @@ def test_inputs_reference_and_baseline_agree_on_a_cpu():
     assert 0.4 < float(q.std()) < 0.6
     torch.testing.assert_close(mt.reference("attention", q, k, v), mt.baseline("attention", q, k, v))
     assert mt.flops("gemm", (2, 3, 4)) == 48 and mt.flops("attention", (1, 2, 3, 4)) == 4 * 2 * 9 * 4
+
+
+@pytest.mark.parametrize("name", sorted(BLACKWELL_ERRORS))
+def test_a_tutorial_stock_triton_cannot_build_is_an_error_at_its_line(name):
+    import workbench
+
+    with pytest.raises(workbench.CompileError, match=BLACKWELL_ERRORS[name]) as err:
+        mt.case(name).compile()
+    src = (mt.tutorial_dir() / f"{name}.py").read_text().splitlines()
+    assert err.value.lineno and src[err.value.lineno - 1].strip() == err.value.source_line.strip()
