@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.analyse.orchestration_ops import VIEW_OPS, SyncOp, classify, tma_operands
+from workbench.analyse.orchestration_ops import VIEW_OPS, SyncOp, also_completes, classify, tma_operands
 from workbench.analyse.srcmap import same_file, served_as
 from workbench.ir.mlir import Module, Op, Region, element_bytes, kernel_function, memdesc_type, parse_ttgir, walk
 
@@ -286,8 +286,11 @@ class _Builder:
             if sync is not None:
                 sync.line, sync.in_loop = self.to_line(op), in_loop
                 sync.text = self.model.line_text(sync.line)
-                op.sync = sync  # the simulator dispatches on it
+                op.sync = sync  # the simulator dispatches on it (and arrives on every barrier of the op)
                 out.append(sync)
+                for more in also_completes(op, scope, sync):
+                    more.line, more.in_loop, more.text = sync.line, in_loop, sync.text
+                    out.append(more)
         return out
 
 

@@ -75,6 +75,17 @@ def _nbytes(md) -> int | None:
     return n * element_bytes(md[1])
 
 
+def also_completes(op: Op, refs: dict[str, tuple[str, int]], sync: SyncOp) -> list[SyncOp]:
+    """The other barriers a ``tc_gen5_mma`` completes on when it is done (``tlx.async_dot(..., mBarriers=[a, b])``
+    arrives on each): one ``tc_commit`` each, as a ``tcgen05.commit`` on that barrier would (the op's SyncOp holds the
+    first). Meta's ``blackwell_fa_ws`` releases its K/V slots that way; without them every wait on the slots' barrier
+    read as one nothing completes."""
+    if sync.kind != "tc_mma":
+        return []
+    bars = [s for v in op.operands if (s := _set_of(refs, v, "bar")) is not None]
+    return [SyncOp("tc_commit", None, barrier=b, op=op) for b in bars[1:]]
+
+
 def classify(op: Op, refs: dict[str, tuple[str, int]]) -> SyncOp | None:
     """The SyncOp for an orchestration op (None for arithmetic, tensor and control-flow ops);
     ``refs`` maps the SSA names visible there to ('buf' | 'bar', set id)."""
