@@ -11,7 +11,8 @@ never copied into the repository):
 - ``fla-core`` (flash-linear-attention): its ``fla.ops`` chunked and recurrent linear attentions on
   (B, T, H, D) = (1, 512, 4, 64) bf16, forward and backward;
 - ``meta-tlx``: Meta's TLX tutorials from the triton-utlx wheel (``tlx_kernels.meta_tutorials``), each main
-  kernel launched with one of its own autotune configs (Hopper files for sm_90, Blackwell ones for sm_100a).
+  kernel launched with one of its own autotune configs (Hopper files for sm_90, Blackwell ones for sm_100a), and
+  ``vector-add2``'s own host functions on CPU tensors.
 
 ``ops(package)`` lists a package's :class:`workbench.report.corpus.Op`s; ``SAMPLE`` is the fixed CI sample.
 """
@@ -463,6 +464,11 @@ def meta_ops() -> list[Op]:
             mt.case(name).compile()
 
         out.append(Op("meta-tlx", name, call, targets=targets))
+    # a tutorial without a recipe whose own host functions take CPU tensors: called as a %%tlx cell would
+    va = mt.load("vector-add2")
+    x, y = torch.randn(1 << 20), torch.randn(1 << 20)
+    out.append(Op("meta-tlx", "vector-add2.add2", lambda: va.add2(x, y, x, y)))
+    out.append(Op("meta-tlx", "vector-add2.add2_warp_specialized", lambda: va.add2_warp_specialized(x, y, x, y)))
     return out
 
 
