@@ -416,13 +416,13 @@ def _fla_value(name: str, fn_name: str) -> Any:
 
 
 def fla_ops() -> list[Op]:
-    import fla.ops as fo
+    import fla.ops as fla_ops_module
 
     out = []
-    for name in fo.__all__:
+    for name in fla_ops_module.__all__:
         if name in _FLA_SKIP:
             continue
-        fn = getattr(fo, name)
+        fn = getattr(fla_ops_module, name)
         try:
             params = [p for p in inspect.signature(fn).parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD,
                                                                                          p.KEYWORD_ONLY)]
