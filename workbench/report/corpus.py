@@ -179,7 +179,8 @@ def run_op(op: Op, workdir: str | Path | None = None, *, features: Sequence[str]
     call = _Step()
     with _step(call, op_call=True), cap:
         op.call()
-    entries = list(cap.entries.values())
+    # one row per kernel the op launched: the configs an autotuner run without a GPU only compiled are not rows
+    entries = [e for e in cap.entries.values() if not e.tuning_only]
     base = {"package": op.package, "op": op.name, "target": target, "note": op.note or None}
     rows, pending = [], []
     for i, e in enumerate(entries):
@@ -225,7 +226,10 @@ def _kernel_row(e: Any, i: int, op: Op, cap: Any, device: Any, call: _Step, work
                            "grid": list(e.grid) if e.grid else None, "op_call": call.to_dict(),
                            "num_warps": art.metadata.num_warps, "shared_bytes": art.metadata.shared_bytes,
                            "registers": art.metadata.registers, "spills": art.metadata.spills,
-                           "source_file": getattr(art.source, "filename", None), "findings": {}}
+                           "source_file": getattr(art.source, "filename", None), "findings": {},
+                           # its other autotune configs, compiled only (a config the autotuner would skip is said)
+                           "configs_compiled_only": sum(x.tuning_only and x.name == e.name
+                                                        for x in cap.entries.values())}
     want = set(features)
     if "compile_sm100a" in want:
         if "sm_100a" not in op.targets[1:]:

@@ -84,6 +84,15 @@ def describe_arguments(kernel: Any, bound: dict[str, Any]) -> list[dict[str, Any
     return [_describe(k, v, k in consts) for k, v in bound.items()]
 
 
+def launch_spec(kernel: Any, bound: dict[str, Any]) -> tuple[Any, ...]:
+    """What tells two launches of ``kernel`` apart for compiling: each bound argument's specialization (``_spec``),
+    constexprs and launch options (``num_warps``, ``num_stages``, ...: names that are not parameters) by value, so
+    two autotune configs that differ only in their options are two launches."""
+    consts = _constexpr_names(kernel)
+    params = set(arg_names(kernel))
+    return tuple((k, _spec(v, k in consts or k not in params)) for k, v in bound.items())
+
+
 def _spec(v: Any, constexpr: bool) -> Any:
     """A cheap stand-in for Triton's specialization of one argument (for de-duplicating launches)."""
     if constexpr:

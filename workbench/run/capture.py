@@ -26,7 +26,7 @@ from workbench.compile import progress
 from workbench.compile.kernel_kinds import kernel_kind
 from workbench.compile.tuners import arg_names
 from workbench.run import interpreter_isolated, launch_patches
-from workbench.run.arguments import _constexpr_names, _spec, bind_arguments, describe_arguments
+from workbench.run.arguments import bind_arguments, describe_arguments, launch_spec
 from workbench.run.device import Device
 from workbench.run.interpreter_limits import interpreter_blocker
 
@@ -58,6 +58,8 @@ class Captured:
     grid: tuple[int, ...] | None = None
     order: int = 0
     last_launch: int = 0  # the capture's launch counter at this kernel's latest launch (0: never launched)
+    tuning_only: bool = False  # compiled only, as one more config of an autotuner run without a GPU
+
 
     @property
     def name(self) -> str:
@@ -177,8 +179,6 @@ class Capture:
         refused = f"{no_gpu}; not interpreted: {blocked}; compile-only"
         if self.compile_only:
             return "compile", "--compile-only: the launch was compiled from its arguments, nothing ran"
-        if self._force_compile:
-            return "compile", "autotuning without a GPU: this config was compiled only"
         if self.interpret:
             if can_interp and not blocked:
                 return "interpreter", "--interpret"
@@ -248,14 +248,15 @@ class Capture:
         interpretable: bool = True,
         jit_compile: Callable[[str | None], Any] | None = None,
     ) -> Any:
-        consts = _constexpr_names(kernel)
         bound = bind_arguments(kernel, args, kwargs)
-        sig = (id(kernel), tuple((k, _spec(v, k in consts)) for k, v in bound.items()), self.target)
+        sig = (id(kernel), launch_spec(kernel, bound), self.target)
         entry = self._by_sig.get(sig)
         if entry is None:
             art, ms = self._compile(kernel, args, kwargs)
             entry = self._entry(kernel, art, ms)
             self._by_sig[sig] = entry
+        if self._force_compile:  # one more config compiled only, autotuning without a GPU: no launch of the cell's
+            return self._tuning_compile(entry, kernel, bound, grid)
         if warmup:  # kernel.warmup(...): a compile
             if self.runs_on_gpu_default():
                 with self.suspend():
@@ -280,7 +281,7 @@ class Capture:
         entry.launches += 1
         self._launch_seq += 1
         entry.last_launch = self._launch_seq
-        entry.bound, entry.grid = bound, gtuple
+        entry.bound, entry.grid, entry.tuning_only = bound, gtuple, False
         if kept:
             entry.runs.append(run)
         result = None
@@ -303,6 +304,18 @@ class Capture:
                                                     f"ran on a GPU ({reason})"})
         run["elapsed_ms"] = (time.perf_counter() - t0) * 1e3
         return result
+
+    def _tuning_compile(self, entry: Captured, kernel: Any, bound: dict[str, Any], grid: Any) -> Any:
+        """A config the autotuner's loop compiled only: its entry says so, the launch counter (which names the
+        config that ran) does not move."""
+        if not entry.bound:
+            entry.bound, entry.grid, entry.tuning_only = bound, _grid_tuple(grid, bound), True
+        if len(entry.runs) < MAX_RUNS:
+            entry.runs.append({"mode": "compile", "ran": False, "device": None, "elapsed_ms": None, "checks": [],
+                               "reason": "autotuning without a GPU: this config was compiled only",
+                               "grid": list(entry.grid) if entry.grid is not None else None,
+                               "arguments": describe_arguments(kernel, bound)})
+        return entry.artifact.compiled
 
     def _interpret(self, entry: Captured, kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any,
                    run: dict[str, Any] | None = None) -> None:
