@@ -162,6 +162,25 @@ def test_small_inputs_inline_larger_ones_beside_it_the_largest_random(ip, tmp_pa
     assert "INLINE = {}" in text and not (tmp_path / "big.pt").exists()
 
 
+def test_unsigned_integer_inputs_too_large_to_save_are_random_in_their_range(ip, tmp_path):
+    # FlagGems' sort launches on uint32 keys: torch has no min/max of uint32 on the CPU, and the export raised
+    res = cell(ip, '%%tlx -o r --compile-only' + textwrap.dedent("""
+        @triton.jit
+        def widen(k_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(k_ptr + offs, mask=offs < n).to(tl.int64), mask=offs < n)
+
+        keys = torch.randint(7, 4000, (5_000_000,)).to(torch.uint32)   # 20 MB: random, not saved
+        out = torch.empty(5_000_000, dtype=torch.int64)
+        widen[(4,)](keys, out, 1000, BLOCK=256)
+    """))
+    assert res.success, res.error_in_exec
+    text = workbench.export(ip.user_ns["r"], tmp_path / "keys.py").read_text()
+    assert "#   k_ptr: uint32 5000000, random integers in [7, 3999]" in text
+    rc, out, _ = run_script(tmp_path / "keys.py")
+    assert rc == 0, out
+
+
 def test_what_cannot_be_written_is_named_and_the_rest_still_runs(ip, tmp_path):
     res = cell(ip, '%%tlx -o r --check "out: obj.twice(x) - x + y"' + ADD_DEF + textwrap.dedent("""
         class Doubler:

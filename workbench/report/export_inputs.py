@@ -115,7 +115,7 @@ class Inputs:
         elif r.dtype.startswith(("int", "uint")):
             root.fill = "randint"
             if live is not None and live.numel():
-                root.extra.update(low=int(live.min()), high=int(live.max()))
+                root.extra.update(_int_range(live))
         elif live is not None and live.numel() and bool((live.detach().float().nan_to_num() >= 0).all()):
             root.extra["nonnegative"] = True
 
@@ -174,6 +174,15 @@ class Inputs:
         if text is None:
             self.problems.append(f"argument {name} is a {type(value).__name__}, which a script cannot write")
         return text
+
+
+def _int_range(t: Any) -> dict[str, int]:
+    """``low``/``high`` of an integer tensor; torch has no min/max of uint16/32/64 on the CPU (FlagGems' sort keys
+    are uint32): those are read as int64 (a uint64 above 2^63 reads negative, so an unsigned low is at least 0)."""
+    unsigned = str(t.dtype).replace("torch.", "").startswith("uint")
+    wide = t.detach().long() if unsigned else t.detach()
+    low, high = int(wide.min()), int(wide.max())
+    return {"low": max(low, 0) if unsigned else low, "high": max(high, 0) if unsigned else high}
 
 
 def _bytes(flat: Any) -> bytes:
