@@ -133,6 +133,14 @@ def broken_name(x_ptr, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def block_ptr_element_type(x_ptr, y_ptr, n, BLOCK: tl.constexpr):  # as FlagGems 5.0.2's pointwise kernels write
+    xb = tl.make_block_ptr(x_ptr, shape=(n,), strides=(1,), offsets=(0,), block_shape=(BLOCK,), order=(0,))
+    yb = tl.make_block_ptr(y_ptr, shape=(n,), strides=(1,), offsets=(0,), block_shape=(BLOCK,), order=(0,))
+    v = tl.load(xb, boundary_check=(0,))
+    tl.store(yb, v.to(yb.type.element_ty), boundary_check=(0,))
+
+
+@triton.jit
 def double_unmasked(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     offs = pid * 1024 + tl.arange(0, BLOCK)

@@ -30,6 +30,15 @@ def test_undefined_name_error():
     assert ei.value.hint
 
 
+def test_a_block_pointers_element_type_is_a_triton_38_change_with_what_to_write_instead():
+    # FlagGems 5.0.2 generates this for NVIDIA on Triton 3.x; stock Triton 3.8 fails on it without the workbench too
+    x = torch.empty(64)
+    with pytest.raises(CompileError) as ei:
+        workbench.compile(sk.block_ptr_element_type, x, x, 64, BLOCK=64)
+    assert ei.value.lineno == sk.line_of("tl.store(yb, v.to(yb.type.element_ty)")
+    assert "element_ty" in ei.value.message and "x_ptr.dtype.element_ty" in ei.value.hint
+
+
 def test_missing_argument():
     x = torch.empty(64)
     with pytest.raises(ArgumentError) as ei:

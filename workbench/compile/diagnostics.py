@@ -170,6 +170,10 @@ def hint_for(msg: str) -> str | None:
     if "wgmma type or shape is not supported" in low:
         return ("no wgmma exists for these tlx.async_dot operands: bf16, fp16 or fp8 tiles in shared memory are the "
                 "usual case (fp32 ones run as tf32 and must be K-major), with M a multiple of 64")
+    if "'_aggregate_type' object has no attribute 'element_ty'" in low:  # FlagGems 5.0.2's block-pointer kernels
+        return ("a block pointer from tl.make_block_ptr (deprecated in Triton 3.8) has no .type.element_ty: read the "
+                "element type of the base pointer it was made from (x_ptr.dtype.element_ty), or use a tensor "
+                "descriptor (tl.make_tensor_descriptor)")
     if "shape" in low and any(w in low for w in _SHAPE_WORDS):
         return "check the shapes of the operands on this line"
     if "out of resource" in low or "shared memory" in low:
