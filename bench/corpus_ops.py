@@ -488,12 +488,13 @@ SAMPLE: list[tuple[str, str]] = [
     ("liger-kernel", "cross_entropy"), ("liger-kernel", "group_norm"),
     ("flag-gems", "softmax"), ("flag-gems", "layer_norm"), ("flag-gems", "mm"), ("flag-gems", "sum"),
     ("flag-gems", "rms_norm"), ("flag-gems", "cumsum"), ("flag-gems", "scaled_dot_product_attention"),
-    ("flag-gems", "exp"),
+    ("flag-gems", "exp"), ("flag-gems", "sort"),
     ("fla-core", "fused_recurrent_delta_rule"), ("fla-core", "fused_recurrent_gla"),
     ("fla-core", "fused_chunk_linear_attn"),
     ("meta-tlx", "hopper_gemm_ws"), ("meta-tlx", "hopper_fa_ws_pipelined_pingpong"),
-    ("meta-tlx", "blackwell_gemm_ws"),
+    ("meta-tlx", "blackwell_gemm_ws"), ("meta-tlx", "hopper_gemm_pipelined"),
 ]
 #: the sample ops whose exported reproducer the CI test runs too (a few seconds each)
-REPRODUCE: set[tuple[str, str]] = {("liger-kernel", "rms_norm"), ("flag-gems", "softmax"),
-                                   ("fla-core", "fused_recurrent_delta_rule"), ("meta-tlx", "hopper_gemm_ws")}
+REPRODUCE: set[tuple[str, str]] = {("liger-kernel", "rms_norm"), ("flag-gems", "softmax"), ("flag-gems", "sort"),
+                                   ("fla-core", "fused_recurrent_delta_rule"), ("meta-tlx", "hopper_gemm_ws"),
+                                   ("meta-tlx", "hopper_gemm_pipelined")}

@@ -285,7 +285,7 @@ def _kernel_row(e: Any, i: int, op: Op, cap: Any, device: Any, call: _Step, work
             with _step(steps["timeline"]):
                 from workbench.measure.timeline import compile_instrumented
 
-                kernel, args, kwargs = _launch_args(e, config_applied=True)
+                kernel, args, kwargs = _launch_args(e)
                 compile_instrumented(kernel, *args, target=op.targets[0], **kwargs)
     stem = re.sub(r"\W", "_", f"{op.package}-{op.name}-{i}-{e.name}")[:120]
     finish = None
@@ -344,23 +344,17 @@ def _finish_reproducer(row: dict[str, Any], steps: dict[str, _Step], script: Pat
     return finish
 
 
-def _launch_args(e: Any, config_applied: bool = False) -> tuple[Any, tuple, dict[str, Any]]:
-    """(kernel, args, options) of the captured launch again: the kernel's parameters by position (a parameter may be
-    named ``target``, as ``workbench.compile``'s keyword is), the rest (options) by name. ``config_applied``: a
-    ``workbench.compile(tuner, config=...)`` call's config becomes the plain kernel's options (its ``pre_hook`` ran
-    at the first compile, on the same arguments)."""
-    from workbench.compile.tuners import arg_names, base_jit
+def _launch_args(e: Any) -> tuple[Any, tuple, dict[str, Any]]:
+    """(kernel, args, options) of the captured launch again, as it compiled (``tuners.resolved``: a direct
+    ``workbench.compile(tuner, config=...)`` call's config applied): the kernel's parameters by position (a
+    parameter may be named ``target``, as ``workbench.compile``'s keyword is), the rest (options) by name."""
+    from workbench.compile.tuners import arg_names, resolved
 
-    kernel, bound = e.kernel, dict(e.bound)
-    params = set(arg_names(kernel))
+    params = set(arg_names(e.kernel))
+    bound = dict(e.bound)
     if "target" not in params:  # the target a direct workbench.compile call was given
         bound.pop("target", None)
-    config = bound.pop("config", None) if "config" not in params else None
-    if config_applied and config is not None and hasattr(config, "all_kwargs"):
-        kernel = base_jit(kernel)
-        bound = {**config.all_kwargs(), **bound}
-    elif config is not None:
-        bound["config"] = config
+    kernel, bound = resolved(e.kernel, bound)
     pos = []
     for n in arg_names(kernel):
         if n not in bound:

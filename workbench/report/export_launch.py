@@ -19,7 +19,7 @@ from typing import Any
 
 from workbench.compile.binding import _OPTION_NAMES, bind
 from workbench.compile.targets import parse_target
-from workbench.compile.tuners import base_jit
+from workbench.compile.tuners import resolved
 from workbench.errors import WorkbenchError
 from workbench.run.fresh import _names
 from workbench.run.tensors import is_tensor, storage_key, tensors_in
@@ -185,13 +185,13 @@ def record_launch(entry: Any, args: Any, ns: dict[str, Any]) -> Launch | None:
 
 
 def _record(entry: Any, args: Any, ns: dict[str, Any]) -> Launch:
-    fn = base_jit(entry.kernel)
+    fn, bound = resolved(entry.kernel, entry.bound)  # a direct workbench.compile(tuner, config=...) too
     names = list(getattr(fn, "arg_names", []) or [])
-    params = {n: _record_value(entry.bound[n]) for n in names if n in entry.bound}
-    options = {k: v for k, v in entry.bound.items() if k not in names and k in _OPTION_NAMES}
+    params = {n: _record_value(bound[n]) for n in names if n in bound}
+    options = {k: v for k, v in bound.items() if k not in names and k in _OPTION_NAMES}
     target = getattr(args, "target", None) or "sm_90"
     try:
-        signature, constexprs, attrs = _specialization(fn, params, entry.bound, options, target)
+        signature, constexprs, attrs = _specialization(fn, params, bound, options, target)
     except Exception:
         signature, constexprs, attrs = {}, {}, {}
     checks = [unquote(c) for c in (getattr(args, "check", None) or [])]

@@ -57,7 +57,21 @@ def portable(module: Any) -> bool:
     path = getattr(module, "__file__", None)
     if path is None:
         return name in sys.builtin_module_names or top in sys.builtin_module_names
-    return os.path.realpath(path).startswith(_LIBRARY_DIRS) or top in _distributed()
+    installed = os.path.realpath(path).startswith(_LIBRARY_DIRS) or top in _distributed()
+    # a file of site-packages loaded under a name of its own (spec_from_file_location, as a tutorial runner loads
+    # Meta's tutorials) cannot be imported by that name: its code is copied instead
+    return installed and _reached_by_name(name, path)
+
+
+def _reached_by_name(name: str, path: str) -> bool:
+    """Whether ``import name`` finds the file ``path`` from a folder on ``sys.path`` (nothing is imported)."""
+    real = os.path.realpath(path)
+    for root in sys.path:
+        base = os.path.join(os.path.realpath(root or "."), *name.split("."))
+        package = real == os.path.join(base, "__init__.py")
+        if package or (real.startswith(base + ".") and os.sep not in real[len(base):]):  # .py, .so, ...
+            return True
+    return False
 
 
 def _import_name(module: Any) -> str:
