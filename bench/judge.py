@@ -78,33 +78,45 @@ def main() -> None:
 
     gpu = torch.cuda.is_available() and not args.cpu
     t0 = time.perf_counter()
-    rows = []
+    # one path for the whole run, written after every op: a run stopped by a time limit keeps the ops it finished
+    path = Path(args.json) if args.json else write_result({}, "judge")
+    rows: list[dict] = []
+    adv = _adversarial(gpu, args.trials)  # first: quick, and every one of them must be caught
+    _write(path, rows, adv, gpu, t0, finished=False)
     for op in args.ops.split(","):
         t = time.perf_counter()
         rows += _op_rows(op, gpu, args.trials)
         print(f"--- {op}: {time.perf_counter() - t:.1f} s", flush=True)
-    adv = _adversarial(gpu, args.trials)
+        _write(path, rows, adv, gpu, t0, finished=False)
+    for r in rows + adv:
+        ulps = [s.get("max_ulps") for s in r.get("shapes", [])]
+        print(f"{r.get('op', 'adversarial'):10s} {r['candidate']:34s} {r['status']:9s} "
+              f"max ulps {[round(u, 2) if u is not None else None for u in ulps]} {'; '.join(r['reasons'])[:110]}")
+    print(_write(path, rows, adv, gpu, t0, finished=True)["summary"])
+    print(path)
+
+
+def _write(path: Path, rows: list[dict], adv: list[dict], gpu: bool, t0: float, finished: bool) -> dict:
+    import torch
+
     correct = [r for r in rows if not r["bug"]]
     bugs = [r for r in rows if r["bug"]]
     caught = [r for r in bugs if r["status"] in ("failed", "rejected")]
     false_rejects = [r for r in correct if r["status"] != "passed"]
     adv_caught = [r for r in adv if r["adversarial"] and r["status"] in ("failed", "rejected")]
-    for r in rows + adv:
-        ulps = [s.get("max_ulps") for s in r.get("shapes", [])]
-        print(f"{r.get('op', 'adversarial'):10s} {r['candidate']:34s} {r['status']:9s} "
-              f"max ulps {[round(u, 2) if u is not None else None for u in ulps]} {'; '.join(r['reasons'])[:110]}")
-    summary = {"correct": len(correct), "false_rejects": len(false_rejects),
+    summary = {"finished": finished, "ops": sorted({r["op"] for r in rows}), "correct": len(correct),
+               "false_rejects": len(false_rejects),
                "false_reject_names": [r["candidate"] for r in false_rejects], "bugs": len(bugs),
                "bugs_caught": len(caught), "bugs_missed": [r["candidate"] for r in bugs if r not in caught],
                "adversarial": sum(r["adversarial"] for r in adv), "adversarial_caught": len(adv_caught),
                "adversarial_correct_passed": all(r["status"] == "passed" for r in adv if not r["adversarial"]),
                "wall_s": round(time.perf_counter() - t0, 1)}
-    print(summary)
     doc = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
            "device": torch.cuda.get_device_name() if gpu else "cpu (Triton's interpreter)", "versions": versions(),
            "command": " ".join(["python3", "bench/judge.py", *sys.argv[1:]]), "summary": summary, "rows": rows,
            "adversarial": adv}
-    print(write_result(doc, "judge", args.json))
+    write_result(doc, "judge", str(path))
+    return doc
 
 
 if __name__ == "__main__":
