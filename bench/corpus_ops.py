@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import os
 import subprocess
 import sys
@@ -403,13 +404,15 @@ def _fla_value(name: str, fn_name: str) -> Any:
         return t.requires_grad_()
     if name == "g":
         per_key = ("chunk_gla", "chunk_kda", "chunk_log_linear_attn", "fused_recurrent_kda", "chunk_precond_kda",
-                   "fused_recurrent_precond_kda", "chunk_comba")
+                   "fused_recurrent_precond_kda")
         if "hgrn" in fn_name:
             return (-torch.rand(B, T, H * D, dtype=bf) * 0.1).requires_grad_()
         shape = (B, T, H, D) if any(fn_name.startswith(p) for p in per_key) else (B, T, H)
         return (-torch.rand(*shape, dtype=torch.float32) * 0.1).requires_grad_()
     if name in ("beta", "log_alpha", "log_mu", "eta", "g_atk", "beta_atk", "lamb", "delta"):
         return torch.rand(B, T, H, dtype=bf).requires_grad_()
+    if name == "level_scales":  # log-linear attention: one scale per level, ceil(log2(T)) + 1 of them
+        return torch.rand(B, T, H, math.ceil(math.log2(T)) + 1, dtype=bf).requires_grad_()
     if name == "u":
         return torch.randn(H, D, dtype=bf).requires_grad_()
     return inspect.Parameter.empty
@@ -435,6 +438,8 @@ def fla_ops() -> list[Op]:
             kw = {}
             for p in params:
                 if p.name in ("layer_idx", "num_layers"):
+                    continue
+                if isinstance(p.default, (bool, int, float)):  # a number the op gives itself (e.g. x: float = 1.5)
                     continue
                 v = _fla_value(p.name, name)
                 if v is not inspect.Parameter.empty:

@@ -13,7 +13,7 @@ from standin_driver import StandInDriver
 from triton.backends.compiler import GPUTarget
 from triton.compiler import make_backend
 
-from workbench.compile.triton_reach import active_driver, jit_file_line, specialize, warp_groups
+from workbench.compile.triton_reach import active_driver, jit_file_line, specialize, warm_cache_key, warp_groups
 
 
 @triton.jit
@@ -101,6 +101,7 @@ def test_jit_compile_after_workbench_compile_is_a_cache_hit(tmp_path, monkeypatc
     assert triton.knobs.runtime.add_stages_inspection_hook is not None
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     monkeypatch.setenv("TLX_WORKBENCH_CACHE_DIR", str(tmp_path / "workbench"))
+    monkeypatch.setenv("TLX_WORKBENCH_COMPILE_IN_CHILD", "0")  # the first compile here, a miss: the key is ours
     cache.clear(memory=True)
     seen = []
     monkeypatch.setattr(triton.knobs.compilation, "listener",
@@ -293,3 +294,10 @@ def test_dispatch_mode_sees_aten_ops_and_dynamo_rebinds_manual_seed():
     assert "dot" in seen or "mm" in seen
     load_dynamo()
     assert hasattr(torch.manual_seed, "__wrapped__")  # dynamo's wrapper: what the evaluation's watch must not see
+
+
+def test_warm_cache_key_memoises_the_key_every_compile_starts_with():
+    from triton.runtime.cache import triton_key
+
+    warm_cache_key()
+    assert triton_key.cache_info().currsize == 1  # a forked compile child inherits it

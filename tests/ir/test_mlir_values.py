@@ -30,6 +30,15 @@ def test_read_type_hand_cases():
     assert read_type("  ") is None
 
 
+def test_a_memdesc_subview_names_the_allocation_it_views():
+    view = read_type("!ttg.memdesc<16x64xbf16, #shared2, #smem, 32x64>")
+    assert view.shape == [16, 64] and view.alloc_shape == [32, 64]
+    ring = read_type("!ttg.memdesc<64x32xbf16, #shared, #smem, mutable, 2x64x32>")
+    assert ring.shape == [64, 32] and ring.alloc_shape == [2, 64, 32]
+    assert read_type("!ttg.memdesc<2x64x32xbf16, #shared, #smem, mutable>").alloc_shape == [2, 64, 32]
+    assert read_type("tensor<64x32xbf16, #blocked>").alloc_shape == [64, 32]
+
+
 def test_for_headers_of_real_ttgir(ws_gemm):
     module = parse_ttgir(ws_gemm.stages["ttgir"])
     loops = [op.for_loop() for op in walk(module.regions[0]) if op.name == "scf.for"]

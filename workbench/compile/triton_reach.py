@@ -38,6 +38,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from workbench.ir.mlir import read_type
+
 
 def jit_file_line(fn: Any) -> tuple[str, int]:
     """(file, first line of the decorated function) of a ``JITFunction``."""
@@ -62,6 +64,15 @@ def specialize(fn: Any, backend: Any, args: tuple, kwargs: dict[str, Any]) -> tu
 
 _WS_ATTRS = re.compile(r"ttg\.warp_specialize\(.*?\)\s+attributes\s*\{([^}]*)\}")
 _ARRAY = re.compile(r"(\w+) = array<i32(?::\s*([-\d,\s]*))?>")
+
+
+def warm_cache_key() -> None:
+    """Compute once, in this process, the hash of Triton's own installation that every compile's cache key starts
+    with (``triton.runtime.cache.triton_key``, memoised; 0.3 s over libtriton's 190 MB): a forked compile child
+    (``workbench.compile.child``) then inherits it instead of hashing again, and so does the compile that follows."""
+    from triton.runtime.cache import triton_key
+
+    triton_key()
 
 
 def warp_groups(ttgir: str, gpu_target: Any) -> list[dict[str, list[int]]]:
@@ -117,7 +128,10 @@ def linear_layouts(declarations: str, types: list[tuple[str, list[int]]], gpu_ta
         return [{"reason": f"Triton could not read the layout: {str(e).splitlines()[0]}"}] * len(types)
     builder = gluon_ir.GluonOpBuilder(ctx)
     fn = mod.get_function("layouts")
-    return [_linear_of(builder, fn.args(i), t.startswith("!ttg.memdesc"), list(shape))
+    # a memdesc's shared layout covers the allocation it views, not the view: a transposed 64-byte-swizzled
+    # 16x64 view of a 32x64 buffer, drawn at 16x64, aborted the process in Triton's getTMABlockShape (fla-core)
+    return [_linear_of(builder, fn.args(i), t.startswith("!ttg.memdesc"),
+                       read_type(t).alloc_shape if t.startswith("!ttg.memdesc") else list(shape))
             for i, (t, shape) in enumerate(types)]
 
 

@@ -330,6 +330,13 @@ class ValueType:
     attrs: str = ""
 
     @property
+    def alloc_shape(self) -> list[int]:
+        """The shape of the allocation a memdesc views (``!ttg.memdesc<16x64xbf16, #shared, #smem, 32x64>``: a
+        16x64 subview of a 32x64 buffer); its own shape when it names none. A shared layout is defined over it."""
+        last = self.attrs.rsplit(",", 1)[-1].strip() if self.kind == "memdesc" else ""
+        return [int(d) for d in last.split("x")] if re.fullmatch(r"\d+(x\d+)*", last) else list(self.shape)
+
+    @property
     def nbytes(self) -> int:
         """Bytes of storage of the whole value."""
         return math.prod(self.shape) * element_bytes(self.dtype)

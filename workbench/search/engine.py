@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from workbench.compile import portable
+from workbench.compile import child, portable
 from workbench.errors import WorkbenchError
 from workbench.search.compile_job import CompileOutcome, compile_candidate
 from workbench.search.problem import Problem
@@ -109,6 +109,7 @@ def connect(cluster: str | None = None, num_cpus: int | None = None) -> dict[str
 
 # ---------------------------------------------------------------------------------------------------- remote parts
 def _compile_remote(problem: Problem, cand: bytes) -> CompileOutcome:
+    child.off()  # this Ray task is the isolation: a crash costs this candidate
     return compile_candidate(problem, portable.loads(cand))
 
 

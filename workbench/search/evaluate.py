@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.compile import portable
+from workbench.compile import child, portable
 from workbench.errors import ArgumentError
 
 __all__ = ["EvaluationResult", "evaluate"]
@@ -102,6 +102,7 @@ def _compile_remote(job: dict[str, Any]) -> dict[str, Any]:
     from workbench.run.device import Device
     from workbench.run.evaluation import load_callable
 
+    child.off()  # this Ray task is the isolation: a crash costs this candidate
     t0 = time.perf_counter()
     out: dict[str, Any] = {"findings": [], "kernels": [], "compile_error": None}
     try:
