@@ -56,6 +56,9 @@ FEATURES = ("compile", "compile_sm100a", "layouts", "line_maps", "findings", "re
 LIMITATIONS: list[tuple[str, str]] = [
     (r"NotImplementedError.*remote_view|remote_view.*NotImplementedError",
      "uTLX 3.8.0.post16 does not implement remote_view on this target (TLX.md)"),
+    (r"cluster launch control lowers to MLIR ops .* exist only in Meta's TLX fork",
+     "stock Triton 3.8 lacks the MLIR ops of Blackwell's cluster launch control (tlx.clc_consumer): they exist only "
+     "in Meta's TLX fork"),
     (r"'_aggregate_type' object has no attribute 'element_ty'",
      "stock Triton 3.8 rejects this kernel without the workbench: a block pointer (tl.make_block_ptr, deprecated) "
      "has no .type.element_ty there; FlagGems 5.0.2 generates it for NVIDIA"),
