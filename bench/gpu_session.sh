@@ -3,13 +3,13 @@
 # Triton 3.6 preinstalled, no network).
 #   bench/gpu_session.sh [part ...]
 # Parts: env tests moe-tests gemm-sweep attention-sweep attention-trials broadcast-sweep gemm attention broadcast launch
-#        search timeline isolation isolation-cost moe judge evaluate
+#        search timeline isolation isolation-cost moe judge evaluate corpus-evaluate
 #        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
 # Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
 # the machine lacks as wheels from .whl/ and .whl-nb/ (made by bench/pack-wheels; installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
 # give it as a literal from the machine that sends the tree (the device copy's .git can be stale: git rev-parse
 # there named an older commit).
-# Narrower parts: JUDGE_ARGS / JUDGE_S, EVALUATE_ARGS / EVALUATE_S, GPU_TESTS (test paths), LAUNCH_ARGS, SEARCH_ARGS / SEARCH_S, MOE_ARGS / MOE_S / MOE_TESTS_S, GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
+# Narrower parts: JUDGE_ARGS / JUDGE_S, EVALUATE_ARGS / EVALUATE_S, CORPUS_EVAL_ARGS / CORPUS_EVAL_S, GPU_TESTS (test paths), LAUNCH_ARGS, SEARCH_ARGS / SEARCH_S, MOE_ARGS / MOE_S / MOE_TESTS_S, GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
 # Writes JSON under bench/results/; $OUT/results.tar.gz holds them with the logs and executed notebooks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -80,6 +80,13 @@ for p in "${parts[@]}"; do
     search) run_part search ${SEARCH_S:-600} python3 bench/search.py ${SEARCH_ARGS:---gpu} ;;
     judge) run_part judge ${JUDGE_S:-420} python3 bench/judge.py ${JUDGE_ARGS:-} ;;
     evaluate) run_part evaluate ${EVALUATE_S:-420} python3 bench/evaluate.py ${EVALUATE_ARGS:-} ;;
+    corpus-evaluate)  # the corpus packages from .corpus-pack/ (bench/pack-corpus), unpacked once per machine
+      if [ ! -f /tmp/corpus/.ready ]; then
+        rm -rf /tmp/corpus && mkdir -p /tmp/corpus && xz -dc .corpus-pack/corpus.tar.xz | tar x -C /tmp/corpus \
+          && touch /tmp/corpus/.ready
+      fi
+      WB_CORPUS_DIR=/tmp/corpus run_part corpus-evaluate ${CORPUS_EVAL_S:-420} python3 bench/corpus_evaluate.py \
+        ${CORPUS_EVAL_ARGS:-} ;;
     moe-tests) run_part moe-tests ${MOE_TESTS_S:-180} python3 bench/gpu_tests.py \
       --json "bench/results/gpu-tests-moe-$(date -u +%Y-%m-%d).json" -vv tests/kernels/test_moe_gpu.py ;;  # -vv: gpu_tests passes -q first
     moe) run_part moe ${MOE_S:-420} python3 bench/moe.py ${MOE_ARGS:---quick --kinds fwd,dx,dw} ;;

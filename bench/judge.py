@@ -18,6 +18,7 @@ import inspect
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -30,25 +31,32 @@ ADVERSARIAL = ROOT / "tests" / "evaluate" / "candidates.py"
 ADVERSARIAL_CPU_ONLY_OK = {"correct"}
 
 
-def _op_rows(op: str, gpu: bool, trials: int) -> list[dict]:
+_SHAPE_KEYS = ("shape", "passed", "error", "trials", "max_ulps", "p99_ulps", "norm_rel_err", "rule", "ms", "ref_ms",
+               "speedup")
+
+
+def evaluate_op(cases: Path, module: Any, op: str, gpu: bool, trials: int, skip: set[str] = frozenset()) -> list[dict]:
+    """``workbench.evaluate`` of one op of a cases module (``OPS[op]``: reference, input maker, CPU shapes, GPU
+    shapes; ``candidates(op)``): one row per candidate with its status, reasons, flags, speed-up and error per
+    shape. ``skip``: candidates left out."""
     from workbench import evaluate
 
-    ref, make, cpu_shapes, gpu_shapes = J.OPS[op]
-    names = [c for c in J.candidates(op) if gpu or c not in J.GPU_ONLY]
+    ref, make, cpu_shapes, gpu_shapes = module.OPS[op]
+    names = [c for c in module.candidates(op) if c not in skip]
     shapes = gpu_shapes if gpu else cpu_shapes
     if not shapes or not names:
         return []
-    res = evaluate([f"{CASES}:{c}" for c in names], reference=f"{CASES}:{ref}", inputs=f"{CASES}:{make}",
+    res = evaluate([f"{cases}:{c}" for c in names], reference=f"{cases}:{ref}", inputs=f"{cases}:{make}",
                    shapes=shapes, trials=trials, rounds=2, progress=True, timeout_s=600)
-    out = []
-    for r in res.rows:
-        name = r["candidate"].split(":")[1]
-        out.append({"op": op, "candidate": name, "bug": J.is_bug(name), "planted": getattr(J, name).__doc__,
-                    **{k: r.get(k) for k in ("status", "reasons", "flags", "geomean_speedup")},
-                    "shapes": [{k: s.get(k) for k in ("shape", "passed", "trials", "max_ulps", "p99_ulps",
-                                                      "norm_rel_err", "rule", "ms", "ref_ms", "speedup")}
-                               for s in r["shapes"]]})
-    return out
+    return [{"op": op, "candidate": r["candidate"].split(":")[1],
+             **{k: r.get(k) for k in ("status", "reasons", "flags", "geomean_speedup")},
+             "shapes": [{k: s.get(k) for k in _SHAPE_KEYS} for s in r["shapes"]]}
+            for r in res.rows]
+
+
+def _op_rows(op: str, gpu: bool, trials: int) -> list[dict]:
+    rows = evaluate_op(CASES, J, op, gpu, trials, skip=set() if gpu else J.GPU_ONLY)
+    return [{**r, "bug": J.is_bug(r["candidate"]), "planted": getattr(J, r["candidate"]).__doc__} for r in rows]
 
 
 def _adversarial(gpu: bool, trials: int) -> list[dict]:

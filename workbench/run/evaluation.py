@@ -426,6 +426,10 @@ def _conclude(row: dict[str, Any]) -> None:
         row["status"] = "rejected"
     elif row["status"] is None:
         row["status"] = "passed" if shapes and all(s.get("passed") == s.get("trials") for s in shapes) else "failed"
+    if row["status"] == "error":  # the candidate raised: the first shape where it did says what
+        bad = next((s for s in shapes if s.get("error")), None)
+        if bad is not None:
+            row["reasons"].append(f"shape {bad['shape']}: raised {bad['error']}")
     if row["status"] == "failed":
         bad = next((s for s in shapes if s.get("passed") != s.get("trials")), None)
         if bad is not None:
