@@ -12,7 +12,6 @@ reasons, flags, geomean speed-up over the reference and the error per shape; the
 
 from __future__ import annotations
 
-import argparse
 import collections
 import datetime as dt
 import os
@@ -25,7 +24,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import corpus_eval_cases as C  # noqa: E402
 import corpus_ops as co  # noqa: E402
-from judge import evaluate_op  # noqa: E402
+from judge import evaluate_op, op_arguments  # noqa: E402
 from recordings import versions, write_result  # noqa: E402
 
 CASES = ROOT / "bench" / "corpus_eval_cases.py"
@@ -41,12 +40,7 @@ def _summary(rows: list[dict], finished: bool, t0: float) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ops", default=",".join(C.OPS))
-    ap.add_argument("--trials", type=int, default=3)
-    ap.add_argument("--cpu", action="store_true", help="CPU shapes in Triton's interpreter")
-    ap.add_argument("--json")
-    args = ap.parse_args()
+    args = op_arguments(__doc__, C.OPS)
     missing = [p for p, ok in co.installed().items() if not ok and p != "meta-tlx"]
     if missing:
         print(f"not installed in {co.CORPUS}: {missing} (run bench/corpus.py --install)")

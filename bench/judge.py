@@ -75,13 +75,18 @@ def _adversarial(gpu: bool, trials: int) -> list[dict]:
              **{k: r.get(k) for k in ("status", "reasons", "flags", "geomean_speedup")}} for r in res.rows]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ops", default=",".join(J.OPS))
+def op_arguments(doc: str, ops: Any) -> argparse.Namespace:
+    """The command line of a script over a cases module's ops: --ops, --trials, --cpu, --json."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--ops", default=",".join(ops))
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--cpu", action="store_true", help="CPU shapes in Triton's interpreter")
     ap.add_argument("--json")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = op_arguments(__doc__, J.OPS)
     import torch
 
     gpu = torch.cuda.is_available() and not args.cpu
