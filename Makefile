@@ -28,8 +28,9 @@ $(STAMP): pyproject.toml extension/package.json extension/package-lock.json
 	touch $(STAMP)
 
 # .gitattributes names the filter for tutorials/*.ipynb; this defines it in the checkout (nothing outside a git one).
-# Outputs, counts and what a kernel writes into the metadata on a run go; cell ids and the kernel's name stay.
-NBSTRIP := --keep-id --extra-keys 'metadata.language_info metadata.kernelspec.display_name'
+# Outputs, counts and what a kernel writes into the metadata on a run go; cell ids and the kernelspec (its name and
+# display name: nbformat requires both) stay.
+NBSTRIP := --keep-id --extra-keys 'metadata.language_info'
 git-filters:
 	@if git rev-parse --git-dir >/dev/null 2>&1; then \
 	  git config filter.nbstripout.clean "$(abspath $(PY)) -m nbstripout $(NBSTRIP)"; \
