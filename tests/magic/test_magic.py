@@ -62,6 +62,8 @@ def test_load_registers_help_and_unload(ip):
     with capture_output() as cap:
         ip.run_cell("%%tlx?")
     assert "--compile-only" in cap.stdout
+    # the usage reads as the cell magic it is, in plain text (IPython's reST '::' marker is not shown)
+    assert doc.startswith("Usage:\n\n  %%tlx [--target TARGET]") and "::" not in doc.split("\n", 1)[0]
     ip.run_line_magic("unload_ext", "workbench")
     assert ip.find_cell_magic("tlx") is None and ip.find_line_magic("tlx") is None
     ip.run_line_magic("load_ext", "workbench")

@@ -147,7 +147,9 @@ def tlx_arguments(func: Callable) -> Callable:
     """``func`` with the options' parser (``func.parser``), as stacked ``@magic_arguments() @argument(...)`` give."""
     for deco in reversed(ARGUMENTS):
         func = deco(func)
-    return magic_arguments()(func)
+    func = magic_arguments(name="%tlx")(func)  # its usage line reads %%tlx (a cell magic first; %tlx CODE works too)
+    func.__doc__ = func.__doc__.replace("::\n\n", "Usage:\n\n", 1)  # IPython's reST marker, shown as text by %%tlx?
+    return func
 
 
 def validate(args: Any, cell: Cell) -> list[CheckSpec]:
