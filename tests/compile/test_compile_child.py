@@ -95,3 +95,23 @@ def test_reading_the_layout_of_a_subview_of_a_transposed_swizzled_buffer_lives(t
     ''')
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
+
+
+def test_a_child_says_nothing_to_the_status_line(tmp_path):
+    # the status line draws through the notebook's sockets, which belong to the parent
+    from workbench.compile import progress
+
+    heard = tmp_path / "heard"
+
+    def listener(what: str) -> None:
+        with open(heard, "a") as f:
+            f.write(what + "\n")
+
+    def work() -> str:
+        progress.note("compiling k: ttgir")
+        return "done"
+
+    with progress.listening(listener):
+        assert child.run(work).output == "done"
+        progress.note("here")
+    assert heard.read_text() == "here\n"

@@ -20,6 +20,8 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from workbench.compile import progress
+
 #: a child still compiling after this long is ended and the compile runs in the process (the behaviour without
 #: a child): a fork that deadlocked on a lock another thread held must not cost more than this
 TIMEOUT_S = 180.0
@@ -100,6 +102,7 @@ def _child(work: Callable[[], str], r: int, w: int, err) -> None:
     try:
         _IN_CHILD = True
         faulthandler.disable()  # its dump of an abort goes to the notebook's log, not to the parent
+        progress.unheard()  # the status line is drawn through the notebook's sockets: never from a fork
         os.close(r)
         os.dup2(err.fileno(), 2)
         sys.stdout = sys.stderr = io.StringIO()

@@ -10,7 +10,7 @@ import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
 
-__all__ = ["listening", "note"]
+__all__ = ["listening", "note", "unheard"]
 
 _LISTENER: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar("workbench_progress",
                                                                                         default=None)
@@ -33,3 +33,9 @@ def listening(listener: Callable[[str], None]) -> Iterator[None]:
         yield
     finally:
         _LISTENER.reset(token)
+
+
+def unheard() -> None:
+    """Nobody hears the notes from here on in this context (a forked compile child: the listener draws through the
+    notebook's sockets, which belong to the parent)."""
+    _LISTENER.set(None)
