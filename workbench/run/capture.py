@@ -59,6 +59,7 @@ class Captured:
     order: int = 0
     last_launch: int = 0  # the capture's launch counter at this kernel's latest launch (0: never launched)
     tuning_only: bool = False  # compiled only, as one more config of an autotuner run without a GPU
+    streams: set[int] = field(default_factory=set)  # the CUDA streams its GPU launches were made on
 
 
     @property
@@ -78,6 +79,13 @@ class Recorded:
     args: tuple
     kwargs: dict[str, Any]
     grid: Any
+
+
+def current_stream() -> int:
+    """The handle of torch's current CUDA stream (where a Triton launch made now goes)."""
+    import torch
+
+    return int(torch.cuda.current_stream().cuda_stream)
 
 
 def _grid_tuple(grid: Any, bound: dict[str, Any]) -> tuple[int, ...] | None:
@@ -289,6 +297,7 @@ class Capture:
         if mode == "gpu":
             from workbench.run.launching import on_gpu
 
+            entry.streams.add(current_stream())  # the stream Triton launches on: torch's current one
             result = on_gpu(self, entry, kernel, bound, gtuple, run, real, jit_compile)
         elif mode == "interpreter":
             grid = gtuple if gtuple is not None else grid

@@ -13,7 +13,8 @@ the output(s). For each trial, in this order:
 3. the reference is called on the kept copy, then again on upcast inputs (``judge.reference_at_high_precision``),
    in a memory pool of its own on a GPU (so a candidate's ``torch.empty`` never hands back its values);
 4. the judge's verdict per output, and the guards: inputs modified, canaries overwritten, an output that is an
-   input's tensor, no Triton kernel launched, torch's compute op that the reference uses, the reference itself
+   input's tensor, no Triton kernel launched, a kernel launched on a stream other than the caller's (the one the
+   timing's events are on), torch's compute op that the reference uses, the reference itself
    called, patched timers or torch (``tamper.Watch``), the same output as the previous trial while the reference
    changed (a cached result); after the trials, the inputs refilled in place (same addresses, new values) must
    give a new, right output.
@@ -211,11 +212,15 @@ class _Trial:
         self.expected: list[Any] = []
 
 
-def _call_candidate(cand: Callable[..., Any], ref: _Reference, g: _Guarded, cuda: bool) -> tuple[Any, list, OpLog]:
-    from workbench.run.capture import Capture
+def _call_candidate(cand: Callable[..., Any], ref: _Reference, g: _Guarded,
+                    cuda: bool) -> tuple[Any, list, OpLog, bool]:
+    """(output, the kernels it launched, the torch ops it ran, whether a launch went to a stream other than the
+    caller's: the one the timing's events are on)."""
+    from workbench.run.capture import Capture, current_stream
 
     log = OpLog()
     cap = Capture(device=_device(cuda), isolate=False, auto_interpret=not cuda)
+    stream = current_stream() if cuda else None
     ref.armed = True
     try:
         with cap, log.recording():
@@ -227,7 +232,7 @@ def _call_candidate(cand: Callable[..., Any], ref: _Reference, g: _Guarded, cuda
 
         torch.cuda.synchronize()
     kernels = [e for e in cap.entries.values() for _ in range(e.launches)]
-    return out, kernels, log
+    return out, kernels, log, cuda and any(s != stream for e in kernels for s in e.streams)
 
 
 def _interpreted(cand: Callable[..., Any]) -> Callable[..., Any]:
@@ -245,7 +250,7 @@ def _trial(cand: Callable[..., Any], ref: _Reference, inputs: tuple, job: dict, 
     t = _Trial()
     cuda = job["device"] != "cpu"
     g = _Guarded(inputs)
-    out, kernels, ops = _call_candidate(cand, ref, g, cuda)
+    out, kernels, ops, elsewhere = _call_candidate(cand, ref, g, cuda)
     t.kernels = [e.name for e in kernels]
     t.outputs = _outputs(out)
     with _pool(cuda):
@@ -259,6 +264,9 @@ def _trial(cand: Callable[..., Any], ref: _Reference, inputs: tuple, job: dict, 
         t.guards.append("returned an input's tensor as its output")
     if not kernels:
         t.guards.append("launched no Triton kernel (it computes with something else)")
+    elif elsewhere:
+        t.guards.append("launched its kernels on a CUDA stream of its own, not the caller's: the timed stream does "
+                        "not see that work (launch on torch.cuda.current_stream())")
     shared = ops.compute() & ref.ops.compute()
     core = ref.ops.core()
     if shared:
@@ -363,9 +371,9 @@ def _shape(cand: Callable[..., Any], ref: _Reference, make: Callable[..., Any], 
     ok = row["passed"] == row["trials"] and not guards
     if ok:  # the same addresses, new values: a result cached by address is caught here
         g = _Guarded(tuple(make(shape, int(job.get("seed", 0)) + 1000, device)))
-        out, _, _ = _call_candidate(cand, ref, g, device != "cpu")
+        out, _, _, _ = _call_candidate(cand, ref, g, device != "cpu")
         g.refill(int(job.get("seed", 0)) + 2000)
-        out2, _, _ = _call_candidate(cand, ref, g, device != "cpu")
+        out2, _, _, _ = _call_candidate(cand, ref, g, device != "cpu")
         expected, _ = reference_at_high_precision(lambda up: ref.fn(*up(g.kept)), ref.fn(*g.kept))
         dtypes = [v.dtype for v in g.kept if is_tensor(v) and v.is_floating_point()]
         vs = [judge(o, e, inputs=dtypes, atol=job.get("atol"), rtol=job.get("rtol"))
