@@ -80,6 +80,22 @@ def from_compilation_error(e: BaseException, source: Any) -> CompileError:
     return err
 
 
+def from_abort(stderr: str, signal: str | None, name: str, source: Any) -> CompileError:
+    """A compile child killed by ``signal`` (Triton's or uTLX's C++ aborted) -> CompileError at the kernel's def
+    line, with the last line of what the C++ printed that names an error."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    said = next((ln for ln in reversed(lines) if "error" in ln.lower() or "assert" in ln.lower()),
+                lines[-1] if lines else "")
+    where = f": {said}" if said else " without a message"
+    first_def = source.kernel_text.splitlines()[0] if source.kernel_text.strip() else ""
+    lineno = _find_def_line(source.text, first_def) or source.first_line
+    return CompileError(
+        f"Triton's compiler aborted ({signal}) on {name} (compiling it or reading its layouts){where}",
+        filename=source.filename, lineno=lineno, source_line=_line_of(source.text, lineno),
+        hint="the compile ran in a child process, so the notebook lives on; this is a crash inside Triton (or its "
+             "TLX plugin), not an error it reports: another config (num_warps, num_stages, block sizes) may compile")
+
+
 def _caused_by(e: BaseException, kind: type[BaseException]) -> bool:
     """Whether ``e`` was raised from (or while handling) an exception of type ``kind``."""
     return any(isinstance(x, kind) for x in list(_chain(e))[1:])

@@ -23,7 +23,7 @@ from workbench.analyse.layouts import linear_layouts, parse_layouts
 from workbench.analyse.srcmap import build_line_map, same_file, served_as, stage_locations
 from workbench.compile import cache, child, triton_reach
 from workbench.compile.binding import Bound, bind, bind_signature
-from workbench.compile.diagnostics import first_mlir_error, from_backend_error, from_compilation_error
+from workbench.compile.diagnostics import first_mlir_error, from_abort, from_backend_error, from_compilation_error
 from workbench.compile.plugin_reach import guard_clc, guard_local_alloc, repair_gluon
 from workbench.compile.resource_gate import gate
 from workbench.compile.targets import parse_target, target_name
@@ -32,7 +32,7 @@ from workbench.compile.tools import disassemble, parse_ptxas_log, resource_usage
 from workbench.compile.tools import ptxas_log as ptxas_log_of
 from workbench.compile.triton_reach import gluon_source_class, jit_file_line
 from workbench.compile.tuners import unwrap
-from workbench.errors import ArgumentError, CompileError, WorkbenchError
+from workbench.errors import ArgumentError, WorkbenchError
 from workbench.ir.artifact import Artifact, Layouts, Metadata, SourceInfo, ValueLayout
 
 ARTIFACT_FORMAT = 4
@@ -76,9 +76,14 @@ def compile_kernel(kernel, *args, target: str = "sm_90", signature: dict[str, st
     fresh = False
     if hit is None:  # compiled and read first in a forked child, which fills the caches (compile.child)
         triton_reach.warm_cache_key()
-        got = child.run(lambda: (_compile_new(fn, bound, gpu_target, source, ckey, detail == "full", t0), "")[1])
+
+        def in_child() -> str:
+            _compile_new(fn, bound, gpu_target, source, ckey, detail == "full", t0)
+            return ""
+
+        got = child.run(in_child)
         if got.state == "died":
-            raise _aborted(got, fn, source)
+            raise from_abort(got.output, got.signal, fn.__name__, source)
         hit = cache.get(ckey) if got.state == "ok" else None
         fresh = hit is not None
     if hit is None:
@@ -153,30 +158,6 @@ def _capture_fd2():
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-
-
-def _aborted(got: child.ChildResult, fn, source: SourceInfo) -> CompileError:
-    lines = [ln.strip() for ln in got.output.splitlines() if ln.strip()]
-    said = next((ln for ln in reversed(lines) if "error" in ln.lower() or "assert" in ln.lower()),
-                lines[-1] if lines else "")
-    where = f": {said}" if said else " without a message"
-    lineno = _def_line(fn, source.filename)
-    return CompileError(
-        f"Triton's compiler aborted ({got.signal}) on {fn.__name__} (compiling it or reading its layouts){where}",
-        filename=source.filename, lineno=lineno,
-        source_line=linecache.getline(source.filename, lineno).rstrip() or None if lineno else None,
-        hint="the compile ran in a child process, so the notebook lives on; this is a crash inside Triton (or its "
-             "TLX plugin), not an error it reports: another config (num_warps, num_stages, block sizes) may compile")
-
-
-def _def_line(fn, filename: str) -> int | None:
-    """The line of the kernel's ``def`` (its decorators come first)."""
-    first = jit_file_line(fn)[1]
-    lines = linecache.getlines(filename)
-    for n in range(first or 1, len(lines) + 1):
-        if lines[n - 1].lstrip().startswith(("def ", "async def ")):
-            return n
-    return first
 
 
 def _triton_compile(fn, bound: Bound, gpu_target, source: SourceInfo):
