@@ -61,7 +61,6 @@ class Captured:
     tuning_only: bool = False  # compiled only, as one more config of an autotuner run without a GPU
     streams: set[int] = field(default_factory=set)  # the CUDA streams its GPU launches were made on
 
-
     @property
     def name(self) -> str:
         return str(self.artifact.name)
@@ -86,6 +85,14 @@ def current_stream() -> int:
     import torch
 
     return int(torch.cuda.current_stream().cuda_stream)
+
+
+def _run_record(mode: str, reason: str | None, grid: tuple[int, ...] | None,
+                arguments: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """A launch's run record (the schema's ``runs`` item) before it ran."""
+    return {"mode": mode, "ran": False, "reason": reason, "device": None,
+            "grid": list(grid) if grid is not None else None, "elapsed_ms": None, "arguments": arguments,
+            "checks": []}
 
 
 def _grid_tuple(grid: Any, bound: dict[str, Any]) -> tuple[int, ...] | None:
@@ -276,16 +283,7 @@ class Capture:
         mode, reason = self.mode_for(kernel, interpretable, blocked)
         gtuple = _grid_tuple(grid, bound)
         kept = len(entry.runs) < MAX_RUNS  # past that, a launch's record is not kept: skip describing it
-        run: dict[str, Any] = {
-            "mode": mode,
-            "ran": False,
-            "reason": reason,
-            "device": None,
-            "grid": list(gtuple) if gtuple is not None else None,
-            "elapsed_ms": None,
-            "arguments": describe_arguments(kernel, bound) if kept else None,
-            "checks": [],
-        }
+        run = _run_record(mode, reason, gtuple, describe_arguments(kernel, bound) if kept else None)
         entry.launches += 1
         self._launch_seq += 1
         entry.last_launch = self._launch_seq
@@ -320,10 +318,8 @@ class Capture:
         if not entry.bound:
             entry.bound, entry.grid, entry.tuning_only = bound, _grid_tuple(grid, bound), True
         if len(entry.runs) < MAX_RUNS:
-            entry.runs.append({"mode": "compile", "ran": False, "device": None, "elapsed_ms": None, "checks": [],
-                               "reason": "autotuning without a GPU: this config was compiled only",
-                               "grid": list(entry.grid) if entry.grid is not None else None,
-                               "arguments": describe_arguments(kernel, bound)})
+            entry.runs.append(_run_record("compile", "autotuning without a GPU: this config was compiled only",
+                                          entry.grid, describe_arguments(kernel, bound)))
         return entry.artifact.compiled
 
     def _interpret(self, entry: Captured, kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any,
