@@ -157,3 +157,19 @@ _STREAMS: dict = {}
 def returns_freed_memory(x, b):
     """Computes nothing: an uninitialised output that may hold a freed buffer's values (the reference's)."""
     return torch.empty_like(x)
+
+
+_KEPT: dict = {}
+
+
+def kept_compiled_kernel(x, b):
+    """Correct, launched as FlagGems' ``LibEntry`` does after a first call: the ``CompiledKernel`` the JIT returned,
+    kept and launched directly (past ``JITFunction.run``); a judge must still count its launches."""
+    y = torch.empty_like(x)
+    n = x.numel()
+    grid = (triton.cdiv(n, BLOCK), 1, 1)
+    if x.device not in _KEPT:
+        _KEPT[x.device] = axpb_kernel[grid[:1]](x, b, y, n, BLOCK=BLOCK)
+    else:
+        _KEPT[x.device][grid](x, b, y, n, BLOCK)  # every parameter, as the JIT passes them (constexprs skipped)
+    return y

@@ -78,3 +78,12 @@ def test_the_command_line_reads_a_spec_and_says_what_is_wrong_with_one(tmp_path)
     p = subprocess.run([sys.executable, "-m", "workbench.cli", "eval", str(bad)], capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 2 and "'inputs' is missing" in p.stderr
+
+
+@pytest.mark.parametrize("op", ["rotate", "total"])
+def test_a_correct_kernel_with_structured_inputs_or_a_scalar_output_passes(op):
+    S = HERE / "shaped_ops.py"
+    res = evaluate([f"{S}:{op}"], reference=f"{S}:{op}_reference", inputs=f"{S}:{op}_inputs", shapes=[(64,), (9,)],
+                   trials=2, rounds=1, progress=False)
+    (row,) = res.rows
+    assert row["status"] == "passed", row["reasons"]

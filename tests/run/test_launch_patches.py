@@ -148,3 +148,21 @@ def test_an_autotuner_subclass_with_its_own_run_reaches_the_capture_and_is_resto
     finally:
         undo()
     assert cap.autotuned[0][0] is tuner and _LibraryTuner.__dict__["run"] is own
+
+
+def test_gpu_launches_hears_triton_launch_enter_hook_with_name_and_stream():
+    """The launcher calls ``launch_enter_hook(launch_metadata)``; the metadata's eager part names the kernel and the
+    stream (pinned in Triton's source); the hook is there only inside the block."""
+    from triton import knobs
+    from triton.compiler.compiler import CompiledKernel, LazyDict
+
+    src = inspect.getsource(CompiledKernel.launch_metadata)
+    assert 'LazyDict({"name": self.name, "function": self.function, "stream": stream})' in src
+    assert "launch_enter_hook" in inspect.getsource(CompiledKernel.__getitem__)
+    before = list(knobs.runtime.launch_enter_hook.calls)
+    with launch_patches.gpu_launches() as seen:
+        knobs.runtime.launch_enter_hook(LazyDict({"name": "_copy", "function": 1, "stream": 77}))
+        knobs.runtime.launch_enter_hook(LazyDict({"name": "_other", "function": 2, "stream": 0}))
+    knobs.runtime.launch_enter_hook(LazyDict({"name": "after", "function": 3, "stream": 5}))
+    assert seen == [("_copy", 77), ("_other", 0)]
+    assert knobs.runtime.launch_enter_hook.calls == before

@@ -59,7 +59,6 @@ class Captured:
     order: int = 0
     last_launch: int = 0  # the capture's launch counter at this kernel's latest launch (0: never launched)
     tuning_only: bool = False  # compiled only, as one more config of an autotuner run without a GPU
-    streams: set[int] = field(default_factory=set)  # the CUDA streams its GPU launches were made on
 
     @property
     def name(self) -> str:
@@ -295,7 +294,6 @@ class Capture:
         if mode == "gpu":
             from workbench.run.launching import on_gpu
 
-            entry.streams.add(current_stream())  # the stream Triton launches on: torch's current one
             result = on_gpu(self, entry, kernel, bound, gtuple, run, real, jit_compile)
         elif mode == "interpreter":
             grid = gtuple if gtuple is not None else grid

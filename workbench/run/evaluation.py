@@ -34,13 +34,14 @@ import math
 import statistics
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.run.jobs import report
 from workbench.run.judge import judge, reference_at_high_precision, rule_for
 from workbench.run.tamper import Clock, OpLog, Watch
-from workbench.run.tensors import is_tensor, refill_, storage_key
+from workbench.run.tensors import is_tensor, storage_key
 
 __all__ = ["evaluate_candidate", "load_callable"]
 
@@ -142,14 +143,14 @@ class _Guarded:
                 out.append(f"modified input {i} (inputs are read-only: return the outputs)")
         return out
 
-    def refill(self, seed: int) -> None:
-        """New random values in every floating input, in place (same addresses), and in the kept copy."""
-        import torch
-
-        for i, (v, k) in enumerate(zip(self.inputs, self.kept, strict=True)):
-            if is_tensor(v) and v.is_floating_point():
-                refill_(v, torch.Generator(device=v.device).manual_seed(seed + i))
-                k.copy_(v)
+    def refill(self, fresh: tuple) -> None:
+        """The values of ``fresh`` (the input maker's, for another seed: inputs keep the structure the op relies
+        on, such as rotary tables whose halves are equal) in every input tensor, in place (same addresses), and in
+        the kept copy."""
+        for v, k, f in zip(self.inputs, self.kept, fresh, strict=True):
+            if is_tensor(v) and is_tensor(f) and f.shape == v.shape and f.dtype == v.dtype:
+                v.copy_(f)
+                k.copy_(f)
 
 
 def _same_bytes(a: Any, b: Any) -> bool:
@@ -157,8 +158,9 @@ def _same_bytes(a: Any, b: Any) -> bool:
 
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    return bool(torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))) if a.numel() \
-        else True
+    if not a.numel():
+        return True
+    return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))  # 0-dim too
 
 
 # ---------------------------------------------------------------------------------------------------- one trial
@@ -212,27 +214,41 @@ class _Trial:
         self.expected: list[Any] = []
 
 
-def _call_candidate(cand: Callable[..., Any], ref: _Reference, g: _Guarded,
-                    cuda: bool) -> tuple[Any, list, OpLog, bool]:
-    """(output, the kernels it launched, the torch ops it ran, whether a launch went to a stream other than the
-    caller's: the one the timing's events are on)."""
+@dataclass
+class _Call:
+    """One call of the candidate: its output, the kernels the capture compiled (with their IR), the names of the
+    Triton kernels it launched, the torch ops it ran, and whether a launch went to a stream other than the caller's
+    (the one the timing's events are on)."""
+
+    out: Any
+    entries: list[Any]
+    launched: list[str]
+    ops: OpLog
+    elsewhere: bool
+
+
+def _call_candidate(cand: Callable[..., Any], ref: _Reference, g: _Guarded, cuda: bool) -> _Call:
+    """On a GPU every launch counts, the JIT's and a kept ``CompiledKernel``'s (``gpu_launches``); on a CPU, the
+    capture's (Triton's interpreter)."""
     from workbench.run.capture import Capture, current_stream
+    from workbench.run.launch_patches import gpu_launches
 
     log = OpLog()
     cap = Capture(device=_device(cuda), isolate=False, auto_interpret=not cuda)
     stream = current_stream() if cuda else None
     ref.armed = True
     try:
-        with cap, log.recording():
+        with cap, log.recording(), gpu_launches() as seen:
             out = cand(*g.inputs)
     finally:
         ref.armed = False
-    if cuda:
-        import torch
+    entries = [e for e in cap.entries.values() for _ in range(e.launches)]
+    if not cuda:
+        return _Call(out, entries, [e.name for e in entries], log, False)
+    import torch
 
-        torch.cuda.synchronize()
-    kernels = [e for e in cap.entries.values() for _ in range(e.launches)]
-    return out, kernels, log, cuda and any(s != stream for e in kernels for s in e.streams)
+    torch.cuda.synchronize()
+    return _Call(out, entries, [name for name, _ in seen], log, any(s != stream for _, s in seen))
 
 
 def _interpreted(cand: Callable[..., Any]) -> Callable[..., Any]:
@@ -250,9 +266,9 @@ def _trial(cand: Callable[..., Any], ref: _Reference, inputs: tuple, job: dict, 
     t = _Trial()
     cuda = job["device"] != "cpu"
     g = _Guarded(inputs)
-    out, kernels, ops, elsewhere = _call_candidate(cand, ref, g, cuda)
-    t.kernels = [e.name for e in kernels]
-    t.outputs = _outputs(out)
+    call = _call_candidate(cand, ref, g, cuda)
+    t.kernels = call.launched
+    t.outputs = _outputs(call.out)
     with _pool(cuda):
         with ref.ops.recording():
             low = ref(*g.kept)
@@ -262,20 +278,20 @@ def _trial(cand: Callable[..., Any], ref: _Reference, inputs: tuple, job: dict, 
     held = {storage_key(v) for v in g.inputs + g.kept if is_tensor(v)}
     if any(is_tensor(o) and storage_key(o) in held for o in t.outputs):
         t.guards.append("returned an input's tensor as its output")
-    if not kernels:
+    if not call.launched:
         t.guards.append("launched no Triton kernel (it computes with something else)")
-    elif elsewhere:
+    elif call.elsewhere:
         t.guards.append("launched its kernels on a CUDA stream of its own, not the caller's: the timed stream does "
                         "not see that work (launch on torch.cuda.current_stream())")
-    shared = ops.compute() & ref.ops.compute()
+    shared = call.ops.compute() & ref.ops.compute()
     core = ref.ops.core()
     if shared:
         t.guards.append(f"runs torch's {', '.join(sorted(shared))}, as the reference does (not a kernel of its own)")
-    elif core and core <= ops.ops:
+    elif core and core <= call.ops.ops:
         t.guards.append(f"runs every op the reference runs ({', '.join(sorted(core))}): it computes the reference")
     if ref.called:
         t.guards.append("called the reference")
-    tf32 = any("tf32" in _dots(e) for e in kernels)
+    tf32 = any("tf32" in _dots(e) for e in call.entries)
     dtypes = [v.dtype for v in g.kept if is_tensor(v) and v.is_floating_point()]
     if len(t.outputs) != len(t.expected):
         t.guards.append(f"returned {len(t.outputs)} outputs, the reference {len(t.expected)}")
@@ -371,16 +387,15 @@ def _shape(cand: Callable[..., Any], ref: _Reference, make: Callable[..., Any], 
     ok = row["passed"] == row["trials"] and not guards
     if ok:  # the same addresses, new values: a result cached by address is caught here
         g = _Guarded(tuple(make(shape, int(job.get("seed", 0)) + 1000, device)))
-        out, _, _, _ = _call_candidate(cand, ref, g, device != "cpu")
-        g.refill(int(job.get("seed", 0)) + 2000)
-        out2, _, _, _ = _call_candidate(cand, ref, g, device != "cpu")
+        _call_candidate(cand, ref, g, device != "cpu")
+        g.refill(tuple(make(shape, int(job.get("seed", 0)) + 2000, device)))
+        out2 = _call_candidate(cand, ref, g, device != "cpu").out
         expected, _ = reference_at_high_precision(lambda up: ref.fn(*up(g.kept)), ref.fn(*g.kept))
         dtypes = [v.dtype for v in g.kept if is_tensor(v) and v.is_floating_point()]
         vs = [judge(o, e, inputs=dtypes, atol=job.get("atol"), rtol=job.get("rtol"))
               for o, e in zip(_outputs(out2), _outputs(expected), strict=False)]
         if not all(v.passed for v in vs):
             guards.append("gave a stale output after its inputs were refilled in place (a result cached by address)")
-        del out
     changed = watch.changed()
     if changed:
         guards.append(f"replaced {', '.join(changed[:6])} (timers and torch are the harness's)")

@@ -19,14 +19,19 @@ restores:
 
 ``tests/run/test_launch_patches.py`` pins the signatures these replacements assume and checks that every
 patch is undone.
+
+:func:`gpu_launches` is the other way in, for a judge that must see every GPU launch: a library may keep the
+``CompiledKernel`` of a first call and launch it directly afterwards (FlagGems' ``LibEntry`` does), past
+``JITFunction.run``; Triton's public ``launch_enter_hook`` fires for those too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["install", "subclasses_with_run"]
+__all__ = ["gpu_launches", "install", "subclasses_with_run"]
 
 Active = Callable[[], Any]  # the capture of the cell running now, or None
 
@@ -57,6 +62,26 @@ def install(active: Active) -> Callable[[], None]:
             restore.pop()()
 
     return undo
+
+
+@contextmanager
+def gpu_launches() -> Iterator[list[tuple[str, int]]]:
+    """Every compiled Triton kernel launched on a GPU inside the block, as (kernel name, CUDA stream handle), in
+    launch order: through the JIT or through a ``CompiledKernel`` a library keeps (Triton's ``launch_enter_hook``,
+    which its launcher calls with the launch's metadata: name, function, stream)."""
+    from triton import knobs
+
+    seen: list[tuple[str, int]] = []
+
+    def hook(metadata: Any) -> None:
+        data = getattr(metadata, "data", None) or {}  # LazyDict.data: the eager part, without the kernel's extras
+        seen.append((str(data.get("name", "?")), int(data.get("stream") or 0)))
+
+    knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        yield seen
+    finally:
+        knobs.runtime.launch_enter_hook.remove(hook)
 
 
 def _patch_jit_run(cls: type, active: Active) -> Callable[[], None]:

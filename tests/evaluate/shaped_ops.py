@@ -1,0 +1,61 @@
+"""Two ops whose correct kernels a judge once rejected (found on Liger-Kernel's rope and cross entropy on the H100):
+- ``rotate``: the table's two halves are equal by construction (as rotary cos/sin tables are) and the kernel reads
+  only the first half: refilling the inputs with random values breaks that, so fresh inputs must come from the
+  input maker;
+- ``total``: the output is a 0-dim tensor (a loss)."""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+HALF = 16
+
+
+def rotate_inputs(shape, seed, device):
+    (rows,) = shape
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    half = torch.rand(HALF, generator=g) + 0.5
+    return torch.randn(rows, 2 * HALF, generator=g).to(device), torch.cat([half, half]).to(device)
+
+
+def rotate_reference(x, table):
+    return x * table
+
+
+@triton.jit
+def _rotate_kernel(x_ptr, t_ptr, y_ptr, HALF: tl.constexpr):
+    row = tl.program_id(0)
+    h = tl.arange(0, HALF)
+    t = tl.load(t_ptr + h)  # the first half only: the second is the same
+    tl.store(y_ptr + row * 2 * HALF + h, tl.load(x_ptr + row * 2 * HALF + h) * t)
+    tl.store(y_ptr + row * 2 * HALF + HALF + h, tl.load(x_ptr + row * 2 * HALF + HALF + h) * t)
+
+
+def rotate(x, table):
+    y = torch.empty_like(x)
+    _rotate_kernel[(x.shape[0],)](x, table, y, HALF=HALF)
+    return y
+
+
+def total_inputs(shape, seed, device):
+    (n,) = shape
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    return (torch.randn(n, generator=g).to(device),)
+
+
+def total_reference(x):
+    return x.sum()
+
+
+@triton.jit
+def _total_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+
+
+def total(x):
+    y = torch.empty((), dtype=x.dtype, device=x.device)
+    _total_kernel[(1,)](x, y, x.numel(), BLOCK=triton.next_power_of_2(x.numel()))
+    return y
