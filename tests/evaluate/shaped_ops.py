@@ -2,7 +2,9 @@
 - ``rotate``: the table's two halves are equal by construction (as rotary cos/sin tables are) and the kernel reads
   only the first half: refilling the inputs with random values breaks that, so fresh inputs must come from the
   input maker;
-- ``total``: the output is a 0-dim tensor (a loss)."""
+- ``total``: the output is a 0-dim tensor (a loss);
+- ``mean16``: a bfloat16 mean of values near 10: two fresh batches round to the same output (correctly: it is not a
+  cached result)."""
 
 from __future__ import annotations
 
@@ -58,4 +60,28 @@ def _total_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def total(x):
     y = torch.empty((), dtype=x.dtype, device=x.device)
     _total_kernel[(1,)](x, y, x.numel(), BLOCK=triton.next_power_of_2(x.numel()))
+    return y
+
+
+def mean16_inputs(shape, seed, device):
+    (n,) = shape
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    v = torch.randn(n, generator=g)
+    return ((10 + 0.2 * (v - v.mean())).to(torch.bfloat16).to(device),)  # other values, a mean that rounds to 10
+
+
+def mean16_reference(x):
+    return x.float().mean().to(x.dtype)
+
+
+@triton.jit
+def _mean_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
+    tl.store(y_ptr, (tl.sum(x, axis=0) / n).to(y_ptr.dtype.element_ty))
+
+
+def mean16(x):
+    y = torch.empty((), dtype=x.dtype, device=x.device)
+    _mean_kernel[(1,)](x, y, x.numel(), BLOCK=triton.next_power_of_2(x.numel()))
     return y

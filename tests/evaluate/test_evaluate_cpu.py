@@ -80,7 +80,7 @@ def test_the_command_line_reads_a_spec_and_says_what_is_wrong_with_one(tmp_path)
     assert p.returncode == 2 and "'inputs' is missing" in p.stderr
 
 
-@pytest.mark.parametrize("op", ["rotate", "total"])
+@pytest.mark.parametrize("op", ["rotate", "total", "mean16"])
 def test_a_correct_kernel_with_structured_inputs_or_a_scalar_output_passes(op):
     S = HERE / "shaped_ops.py"
     res = evaluate([f"{S}:{op}"], reference=f"{S}:{op}_reference", inputs=f"{S}:{op}_inputs", shapes=[(64,), (9,)],
