@@ -95,6 +95,9 @@ def main() -> None:
                "bare_wall_s": round(bare["wall_s"], 2), "bare_process_s": round(bare["process_s"], 2),
                "ratio": round(ev["process_s"] / bare["process_s"], 3),
                "overhead_per_candidate_s": round((ev["process_s"] - bare["process_s"]) / len(ev["rows"]), 3),
+               "summed_s": {k: round(sum(sh.get(k) or 0 for r in ev["rows"] for sh in r["shapes"]), 2)
+                            for k in ("judge_s", "timing_s")},  # where the evaluation's time went, summed
+               "compile_s_summed": round(sum(r.get("compile_s") or 0 for r in ev["rows"]), 2),
                "passed": len(passed), "statuses": sorted({r["status"] for r in ev["rows"]}),
                "fastest_by_evaluate": best_eval, "fastest_by_bare_loop": best_bare}
     print(json.dumps(summary, indent=1))

@@ -377,6 +377,7 @@ def _shape(cand: Callable[..., Any], ref: _Reference, make: Callable[..., Any], 
     trials: list[_Trial] = []
     guards: list[str] = []
     prev = None
+    t0 = clock.perf()
     # a first call, not judged: what a library does once per problem (tuning, checking its configs) happens here
     _call_candidate(cand, ref, _Guarded(tuple(make(shape, int(job.get("seed", 0)) + 999, device))), device != "cpu")
     for k in range(int(job.get("trials", 5))):
@@ -402,10 +403,13 @@ def _shape(cand: Callable[..., Any], ref: _Reference, make: Callable[..., Any], 
     if changed:
         guards.append(f"replaced {', '.join(changed[:6])} (timers and torch are the harness's)")
         watch.restore()
+    row["judge_s"] = round(clock.perf() - t0, 3)  # where an evaluation's time goes: judging, then timing
     if row["passed"] == row["trials"] and not guards and job.get("timing", True):
+        t0 = clock.perf()
         inputs = tuple(make(shape, int(job.get("seed", 0)), device))
         timed = cand if device != "cpu" else _interpreted(cand)
         row.update(_timing(timed, ref.fn, inputs, job, clock))
+        row["timing_s"] = round(clock.perf() - t0, 3)
         changed = watch.changed()
         if changed:
             guards.append(f"replaced {', '.join(changed[:6])} while being timed")
