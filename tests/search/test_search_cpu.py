@@ -68,12 +68,14 @@ def test_bad_spaces_are_clear_errors_before_anything_starts():
         workbench.search(scale, {"BLOCK": [64]}, x, y, nn=64, grid=(1,))
 
 
-def test_an_unreachable_cluster_is_an_error_within_seconds():
+def test_an_unreachable_cluster_is_an_error_within_seconds(capsys):
+    """... and the progress line says what it waits for while Ray starts (it is shown before the connect)."""
     t0 = time.perf_counter()
     with pytest.raises(ClusterError, match="cannot reach the Ray cluster at 127.0.0.1:9"):
         workbench.search(scale, {"BLOCK": [64]}, torch.empty(64), torch.empty(64), 64, compile_only=True,
-                         cluster="127.0.0.1:9", progress=False)
+                         cluster="127.0.0.1:9", progress=True)
     assert time.perf_counter() - t0 < 10
+    assert "search scale: starting Ray and the compile workers..." in capsys.readouterr().err
 
 
 def test_autotuner_configs_are_pruned_as_its_autotuner_would():
@@ -163,6 +165,8 @@ def test_compile_only_pipeline_statuses_findings_and_crashes(ray_local):
     assert t.loc[0, "registers"] > 0 and t.loc[0, "shared_kib"] > 0 and t.loc[0, "spills"] == 0
     assert t.loc[0, "node"] and t.loc[0, "compile_s"] > 0
     assert r.best is None and r.info["compile_only"] and events and events[-1].total == 6
+    # nothing was timed: no empty time columns (the table prints readably)
+    assert not {"ms", "tflops", "ratio", "ref_ms", "confirmed", "max_abs_err"} & set(t.columns), list(t.columns)
     rep = r.report(0)
     assert rep.to_dict()["kernel"]["name"] == "ring_sum" and "ttgir" in rep.stage_names
     assert "status compiled" in rep.diagnostics[-1]["message"]

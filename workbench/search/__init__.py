@@ -78,10 +78,12 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
         raise SearchError("grid= is needed to run the candidates", hint="give grid=(n,) or grid=lambda META: (...), "
                           "or compile_only=True to compile and check them only")
     prep_s = time.perf_counter() - t0
+    # shown before Ray starts (seconds on a cold machine): the widget says so instead of nothing
+    show = display_progress(len(cands), problem.name) if progress is True else (progress or None)
     cluster_info = connect(cluster)
     gpus = 0 if compile_only else cluster_info["gpus"]
-    notes = [] if gpus or compile_only else ["no GPU in the cluster: compiled and checked only"]
-    show = display_progress(len(cands), problem.name) if progress is True else (progress or None)
+    notes = [] if gpus or compile_only else ["no GPU in the cluster: compiled and statically checked only; nothing "
+                                             "ran, so no output was checked against the reference"]
     result = run_pipeline(problem, cands, gpus=gpus, budget_s=budget_s, progress=show)
     rows = result.rows
     _rates(rows, problem)

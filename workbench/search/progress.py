@@ -32,7 +32,7 @@ class _Widget:
 
         self.bar = w.IntProgress(value=0, min=0, max=max(total, 1), description=f"search {name}"[:24],
                                  layout=w.Layout(width="60%"), style={"description_width": "initial"})
-        self.label = w.HTML(value="starting Ray and the compile workers...")
+        self.label = w.HTML(value=STARTING)
         self.box = w.VBox([self.bar, self.label])
         display(self.box)
 
@@ -48,9 +48,13 @@ class _Widget:
         self.label.value = f"<code>{html.escape(result.summary()).replace(chr(10), '<br>')}</code>"
 
 
+STARTING = "starting Ray and the compile workers..."  # what shows until the first candidate's news
+
+
 class _Line:
     def __init__(self, total: int, name: str) -> None:
-        self.last = ""
+        self.last = f"search {name}: {STARTING}"
+        print(self.last, end="", file=sys.stderr, flush=True)
 
     def __call__(self, p: Progress) -> None:
         text = progress_text(p)[:160]

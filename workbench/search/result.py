@@ -59,6 +59,8 @@ class SearchResult:
 
     @property
     def table(self) -> Any:
+        """One row per candidate: its config, status and what was measured; a column no candidate has a value
+        for is left out (a compile-only search has no times), so that the table prints readably."""
         import pandas as pd
 
         if self._table is None:
@@ -73,6 +75,7 @@ class SearchResult:
                 rec["confirmed"] = bool(r.get("confirmed"))
                 recs.append(rec)
             df = pd.DataFrame(recs, columns=keys + COLUMNS, index=[c.index for c in self.candidates])
+            df = df.drop(columns=[c for c in COLUMNS if c != "status" and _empty(df[c])])
             df.index.name = "candidate"
             df.attrs.update(kernel=self.kernel, target=self.target, config_keys=keys)
             self._table = df
@@ -116,17 +119,19 @@ class SearchResult:
     # ------------------------------------------------------------------ views
     def figure(self) -> Any:
         """Time by config (ms; failed candidates on the axis), coloured by status (plotly)."""
+        import pandas as pd
         import plotly.graph_objects as go
 
         df = self.table
         fig = go.Figure()
-        timed = df["ms"].notna()
-        floor = float(df.loc[timed, "ms"].min()) * 0.9 if timed.any() else 1.0
+        ms = df["ms"] if "ms" in df.columns else pd.Series(math.nan, index=df.index)
+        timed = ms.notna()
+        floor = float(ms[timed].min()) * 0.9 if timed.any() else 1.0
         for status in STATUSES:
             part = df[df["status"] == status]
             if part.empty:
                 continue
-            y = [v if isinstance(v, float) and not math.isnan(v) else floor for v in part["ms"]]
+            y = [v if isinstance(v, float) and not math.isnan(v) else floor for v in ms[part.index]]
             text = [_hover(i, row, self.config_keys) for i, row in part.iterrows()]
             fig.add_trace(go.Scatter(x=list(part.index), y=y, mode="markers", name=f"{status} ({len(part)})",
                                      marker={"color": STATUS_COLOURS[status], "size": 9,
@@ -227,6 +232,11 @@ class SearchResult:
                 "text/html": f"<div><p>{head}</p>{self.table.to_html(max_rows=60, na_rep='')}</div>"}
 
 
+def _empty(col: Any) -> bool:
+    """A table column without a value: all missing, False (``confirmed``) or empty text (``findings``)."""
+    return bool(all(v is None or v is False or v == "" or (isinstance(v, float) and math.isnan(v)) for v in col))
+
+
 def _note(message: str) -> dict[str, Any]:
     return {"severity": "info", "source": "search", "line": None, "hint": None, "message": message}
 
@@ -266,8 +276,8 @@ def _jsonable(v: Any) -> Any:
 
 def _hover(i: int, row: Any, keys: list[str]) -> str:
     cfg = ", ".join(f"{k}={row[k]}" for k in keys)
-    ms = f"{row['ms']:.4g} ms" if isinstance(row["ms"], float) and not math.isnan(row["ms"]) else "not timed"
-    err = f"<br>{str(row['error'])[:160]}" if isinstance(row["error"], str) else ""
+    ms = f"{row['ms']:.4g} ms" if isinstance(row.get("ms"), float) and not math.isnan(row["ms"]) else "not timed"
+    err = f"<br>{str(row['error'])[:160]}" if isinstance(row.get("error"), str) else ""
     return f"#{i} {row['status']}: {ms}<br>{cfg}{err}"
 
 
