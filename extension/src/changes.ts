@@ -35,7 +35,7 @@ export function renderChanges(host: HTMLElement, p: Diff): void {
     el('div', {
       class: 'tlx-layout-note',
       text:
-        `Compared with report ${p.id} (${p.created}): ` +
+        `Compared with ${p.label || `report ${p.id}`} (${p.created}): ` +
         (p.same_key ? 'the compilation is identical.' : 'the compilation changed.')
     })
   );

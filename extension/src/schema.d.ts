@@ -800,6 +800,10 @@ export interface Diff {
   id: string;
   created: string;
   /**
+   * How the user names the earlier Report: the --diff expression (r2, s.report(5)) or its cell's run (In [4]).
+   */
+  label?: string;
+  /**
    * The compilation is identical.
    */
   same_key: boolean;

@@ -95,9 +95,12 @@ export function renderSearch(host: HTMLElement, p: Search, options: SearchOption
   const chart = el('div', { class: 'tlx-search-chart' });
   const table = el('table', { class: 'tlx-table tlx-search-table' });
   host.append(chart, status, el('div', { class: 'tlx-search-scroll' }, table));
-  const cols = columns(p);
-  let sortKey = num(p.best) !== null ? 'ratio' : 'index';
-  let ascending = sortKey === 'index';
+  // a column no candidate has a value for (no times in a compile-only search) is left out, as in result.table
+  const kept = new Set(['index', 'status']);
+  const cols = columns(p).filter(c => kept.has(c.key) || p.rows.some(r => c.value(r) !== null || c.text?.(r)));
+  const has = (key: string) => cols.some(c => c.key === key);
+  let sortKey = num(p.best) === null ? 'index' : has('ratio') ? 'ratio' : has('ms') ? 'ms' : 'index';
+  let ascending = sortKey !== 'ratio'; // the best first: the highest ratio, the lowest time
   const draw = () => drawRows(table, p, cols, sortKey, ascending, status, options, (k: string) => {
     ascending = sortKey === k ? !ascending : true;
     sortKey = k;
@@ -171,7 +174,7 @@ function openButton(p: Search, r: SearchRow, status: HTMLElement, options: Searc
 async function drawChart(host: HTMLElement, p: Search): Promise<void> {
   const timed = p.rows.map(r => num(r.ms)).filter((v): v is number => v !== null);
   if (!timed.length) {
-    host.append(el('div', { class: 'tlx-plot-status', text: 'no candidate was timed (compiled and checked only)' }));
+    host.append(el('div', { class: 'tlx-plot-status', text: 'no candidate was timed (compiled and statically checked only: nothing ran)' }));
     return;
   }
   const Plotly = await loadPlotly();

@@ -78,6 +78,10 @@ def test_search_cell_progress_table_and_candidate_reports(page, lab, artifacts):
     diff_viewer.wait_for(timeout=600_000)
     wait_idle(page, 600_000)
     expect(diff_viewer.locator('.tlx-tab[data-tab="changes"]')).to_have_count(1)
+    diff_viewer.locator('.tlx-tab[data-tab="changes"]').click()  # the earlier Report as the user named it
+    expect(diff_viewer.locator(".tlx-changes-pane .tlx-layout-note").first).to_contain_text(
+        "Compared with s.report(5) (")
+    page.screenshot(path=str(artifacts / "search-diff-changes.png"))
     # its one candidate (BLOCK=128, 4 warps) was compiled by the search above: Triton's cache served it
     diff_viewer.locator('.tlx-tab[data-tab="search"]').click()
     compile_col = diff_viewer.locator(".tlx-search-table thead th").evaluate_all(

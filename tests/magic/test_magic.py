@@ -270,10 +270,11 @@ def test_diff_against_previous_run(ip):
     assert "-    tl.store(out_ptr + offs, x + y, mask=mask)" in p["source_diff"]
     assert "+    tl.store(out_ptr + offs, x - y, mask=mask)" in p["source_diff"]
     assert any(s["status"] == "changed" for s in p["stages"])
-    assert "Diff against run " in outputs[0].data["text/html"]
-    # against a Report in a variable
+    assert p["label"].startswith(("In [", "report ")), p["label"]  # the cell's run, by its prompt when it has one
+    assert f"Diff against {p['label']}" in outputs[0].data["text/html"]
+    # against a Report in a variable: named as the user named it
     res, outputs, _ = run(ip, "%%tlx --diff changed\n" + WRONG)
-    assert reports(outputs)[0]["previous"]["same_key"]
+    assert reports(outputs)[0]["previous"]["same_key"] and reports(outputs)[0]["previous"]["label"] == "changed"
 
 
 def test_gluon_kernel_without_gpu(ip, has_gpu):

@@ -111,7 +111,7 @@ def test_diff_shows_the_change(executed):
     p = b[MIME_TYPE]["previous"]
     assert p is not None and "x - y" in p["source_diff"]
     assert any(s["status"] == "changed" for s in p["stages"])
-    assert "Diff against run " in b["text/html"]
+    assert p["label"].startswith("In [") and f"Diff against {p['label']}" in b["text/html"]  # not a hex id
 
 
 def test_nbconvert_html_shows_the_fallback_with_stages(executed):

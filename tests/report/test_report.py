@@ -317,9 +317,11 @@ def test_diff_reports():
     assert st["ttgir"]["status"] == "same"
     b.previous = p
     validate(b.to_dict())
-    assert "Diff against run" in b.to_html() and "1 stage(s) changed" in b.to_html()
+    assert "Diff against report " in b.to_html() and "1 stage(s) changed" in b.to_html()
     assert "registers 16->20" in b.summary()
     assert b.diff(a) == p
+    b.previous = diff_reports(a, b, label="r2")  # as the user named the earlier Report (--diff r2)
+    assert "diff vs r2" in b.summary() and "Diff against r2" in b.to_html()
 
 
 @pytest.mark.parametrize("path", sorted((Path(__file__).parents[2] / "workbench/report/examples").glob("*.json")))

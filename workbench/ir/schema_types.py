@@ -577,6 +577,7 @@ class Measurement1(TypedDict):
 class Diff(TypedDict):
     id: str
     created: str
+    label: NotRequired[str]
     same_key: bool
     source_diff: str
     metadata: list[Metadatum]

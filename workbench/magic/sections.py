@@ -157,7 +157,7 @@ def diff(report: Any, how: Any, ns: dict[str, Any], history: dict, cell_id: str 
         if isinstance(prev, list):
             prev = next((p for p in prev if getattr(p, "name", None) == report.name), None)
     if isinstance(prev, dict) or type(prev).__name__ == "Report":
-        report.previous = diff_reports(prev, report)
+        report.previous = diff_reports(prev, report, label=None if how is True else unquote(str(how)))
         return None
     return magic_diagnostic("info", what)
 

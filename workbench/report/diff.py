@@ -54,11 +54,17 @@ def _udiff(a: str, b: str, name: str, limit: int = MAX_DIFF_LINES) -> tuple[str,
 def _as_dict(r: Any) -> dict[str, Any]:
     if isinstance(r, dict):  # a Report's JSON form: its stage texts may be packed
         return {**r, "stages": [unpack_stage(s) for s in r.get("stages", [])]}
-    return {k: getattr(r, k, None) for k in ("id", "created", "kernel", "stages", "metadata", "measurements")}
+    return {k: getattr(r, k, None) for k in ("id", "created", "kernel", "stages", "metadata", "measurements", "cell")}
 
 
-def diff_reports(old: Any, new: Any) -> Diff:
-    """The schema's ``previous`` object: what changed from ``old`` to ``new`` (Reports or their dicts)."""
+def _run_name(o: dict[str, Any]) -> str:
+    count = (o.get("cell") or {}).get("execution_count")
+    return f"In [{count}]" if isinstance(count, int) else f"report {o.get('id', '')}"
+
+
+def diff_reports(old: Any, new: Any, label: str | None = None) -> Diff:
+    """The schema's ``previous`` object: what changed from ``old`` to ``new`` (Reports or their dicts); ``label``:
+    how the user names ``old`` (``r2``, ``s.report(5)``; default: its cell's run, ``In [4]``, else its id)."""
     o, n = _as_dict(old), _as_dict(new)
     ok, nk = o.get("kernel", {}), n.get("kernel", {})
     src_diff, _, _, _ = _udiff(
@@ -108,6 +114,7 @@ def diff_reports(old: Any, new: Any) -> Diff:
     return {
         "id": o.get("id", ""),
         "created": o.get("created", ""),
+        "label": label or _run_name(o),
         "same_key": ok.get("key") == nk.get("key"),
         "source_diff": src_diff,
         "metadata": md,

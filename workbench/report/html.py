@@ -187,7 +187,8 @@ def _previous(r: Any) -> str:
     body = _table(["what", "before / status", "after / lines"], rows) if rows else ""
     if p.get("source_diff"):
         body += _diff_pre(p["source_diff"])
-    return (f"<details open><summary>Diff against run {_e(p['id'][:8])} of {_e(p['created'])}: {_e(head)}"
+    return (f"<details open><summary>Diff against {_e(p.get('label') or 'run ' + p['id'][:8])} of "
+            f"{_e(p['created'])}: {_e(head)}"
             f"</summary>{body}</details>")
 
 

@@ -53,9 +53,10 @@ def _previous(report: Any) -> str:
     p = report.previous
     changed = [s["name"] for s in p["stages"] if s["status"] != "same"]
     md_changes = ", ".join(f"{m['field']} {m['before']}->{m['after']}" for m in p["metadata"])
+    what = p.get("label") or "previous run"
     if p["same_key"] and not changed:
-        return "diff vs previous run: no change"
-    return f"diff vs previous run: stages changed: {', '.join(changed) or 'none'}" + (
+        return f"diff vs {what}: no change"
+    return f"diff vs {what}: stages changed: {', '.join(changed) or 'none'}" + (
         f"; {md_changes}" if md_changes else ""
     )
 
