@@ -9,6 +9,7 @@ import { Decoration, DecorationSet, EditorView, lineNumbers } from '@codemirror/
 import { jupyterHighlightStyle, jupyterTheme } from '@jupyterlab/codemirror';
 import { Match, findMatches } from './linemap';
 import { languageExtension } from './languages';
+import { findNoise } from './noise';
 
 interface Marks {
   linked: number[];
@@ -78,9 +79,33 @@ const marksField = StateField.define<{ marks: Marks; deco: DecorationSet }>({
   provide: f => EditorView.decorations.from(f, v => v.deco)
 });
 
+/** The noise of `findNoise` as decorations: inline ranges replaced by nothing, whole lines by nothing (block). */
+function noiseField(text: string, language: string): Extension {
+  const noise = findNoise(text, language);
+  if (!noise.inline.length && !noise.lines.length) {
+    return [];
+  }
+  return StateField.define<DecorationSet>({
+    create(state) {
+      const doc = state.doc;
+      const ranges = [
+        ...noise.inline.map(([from, to]) => Decoration.replace({}).range(from, to)),
+        ...noise.lines
+          .filter(l => l <= doc.lines)
+          .map(l => Decoration.replace({ block: true }).range(doc.line(l).from, doc.line(l).to))
+      ];
+      return Decoration.set(ranges, true);
+    },
+    update: value => value, // the text never changes
+    provide: f => EditorView.decorations.from(f)
+  });
+}
+
 export interface CodePaneOptions {
   text: string;
   language: string;
+  /** Fold IR noise (`findNoise`: MLIR locations, SASS file comments); `setNoiseHidden` changes it. */
+  hideNoise?: boolean;
   /** Called with a 1-based line when the pointer moves over a new line (null: left). */
   onHover?: (line: number | null) => void;
   onClick?: (line: number) => void;
@@ -92,11 +117,15 @@ export class CodePane {
   private matches: Match[] = [];
   private current = -1;
   private language = new Compartment();
+  private noise = new Compartment();
+  private readonly noiseExt: Extension;
   private destroyed = false;
 
   constructor(parent: HTMLElement, options: CodePaneOptions) {
+    this.noiseExt = noiseField(options.text, options.language);
     const extensions: Extension[] = [
       this.language.of([]),
+      this.noise.of(options.hideNoise ? this.noiseExt : []),
       lineNumbers(),
       EditorState.readOnly.of(true),
       EditorView.editable.of(false),
@@ -159,6 +188,11 @@ export class CodePane {
       return null;
     }
     return view.state.doc.lineAt(pos).number;
+  }
+
+  /** Fold (true) or show (false) the IR noise. */
+  setNoiseHidden(hide: boolean): void {
+    this.view.dispatch({ effects: this.noise.reconfigure(hide ? this.noiseExt : []) });
   }
 
   get lineCount(): number {

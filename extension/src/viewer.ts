@@ -61,6 +61,7 @@ export class ReportViewer extends Widget {
   private frame = 0;
   private tab: Tab = 'code';
   private split = false;
+  private showNoise = false; // MLIR locations and SASS file comments: folded until asked for
   private rendered: { [k: string]: boolean } = {};
 
   constructor(options: ViewerOptions = {}) {
@@ -286,8 +287,22 @@ export class ReportViewer extends Widget {
       this.split = false;
       splitBox.checked = false;
     }
+    const noiseBox = el('input', { type: 'checkbox', class: 'tlx-noise-toggle' }) as HTMLInputElement;
+    noiseBox.checked = this.showNoise;
+    noiseBox.addEventListener('change', () => {
+      this.showNoise = noiseBox.checked;
+      for (const c of this.columns) {
+        c.pane?.setNoiseHidden(!this.showNoise);
+      }
+    });
     toolbar.append(
       el('label', { class: 'tlx-split-label' }, splitBox, 'two stages side by side'),
+      el(
+        'label',
+        { class: 'tlx-split-label', title: "MLIR's loc(...) suffixes and #loc lines, SASS's //## File comments" },
+        noiseBox,
+        'locations'
+      ),
       this.statusNode
     );
     const row = el('div', { class: 'tlx-code-row' });
@@ -440,6 +455,7 @@ export class ReportViewer extends Widget {
     col.pane = new CodePane(col.host, {
       text: st.text,
       language: st.language,
+      hideNoise: !this.showNoise,
       onHover: line => this.setHover(line === null ? null : { kind: 'stage', stage: name, line }),
       onClick: line => this.pin({ kind: 'stage', stage: name, line })
     });

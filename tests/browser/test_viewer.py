@@ -251,6 +251,21 @@ def test_tlx_cell_viewer_and_docked_view(page, lab, artifacts):
     assert sass.locator(".cm-line").count() > 10
     assert re.search(r"\b(HMMA|HGMMA|FFMA|IMAD|MOV)\b", sass.inner_text())
     page.screenshot(path=str(artifacts / "matmul-sass.png"))
+    # IR noise is folded until asked for: SASS's //## File comments, TTGIR's loc(...) suffixes
+    assert "//## File" not in sass.inner_text()
+    picker.select_option("ttgir")
+    page.wait_for_timeout(300)
+    ttgir = viewer.locator('.tlx-stage[data-stage="ttgir"]')
+    assert "tt.dot" in ttgir.inner_text() or "ttng.warp_group_dot" in ttgir.inner_text()
+    assert " loc(" not in ttgir.inner_text()
+    page.screenshot(path=str(artifacts / "matmul-ttgir-folded.png"))
+    viewer.locator(".tlx-noise-toggle").check()
+    expect(ttgir.locator(".cm-line", has_text=" loc(#loc").first).to_be_visible()
+    picker.select_option("sass")
+    page.wait_for_timeout(300)
+    expect(sass.locator(".cm-line", has_text="//## File").first).to_be_visible()
+    page.screenshot(path=str(artifacts / "matmul-sass-locations.png"))
+    viewer.locator(".tlx-noise-toggle").uncheck()
 
     # Open beside: the docked viewer follows the cell and updates when it runs again.
     viewer.locator(".tlx-open-beside").click()
