@@ -7,7 +7,7 @@ import { syntaxHighlighting } from '@codemirror/language';
 import { Compartment, EditorState, Extension, RangeSetBuilder, StateEffect, StateField } from '@codemirror/state';
 import { Decoration, DecorationSet, EditorView, lineNumbers } from '@codemirror/view';
 import { jupyterHighlightStyle, jupyterTheme } from '@jupyterlab/codemirror';
-import { Match, findMatches } from './linemap';
+import { Match, findMatches, mainLine, toRanges } from './linemap';
 import { languageExtension } from './languages';
 import { findNoise } from './noise';
 
@@ -119,10 +119,14 @@ export class CodePane {
   private language = new Compartment();
   private noise = new Compartment();
   private readonly noiseExt: Extension;
+  private readonly lang: string;
+  private ranges: Array<[number, number]> = [];
+  private range = -1;
   private destroyed = false;
 
   constructor(parent: HTMLElement, options: CodePaneOptions) {
     this.noiseExt = noiseField(options.text, options.language);
+    this.lang = options.language;
     const extensions: Extension[] = [
       this.language.of([]),
       this.noise.of(options.hideNoise ? this.noiseExt : []),
@@ -199,15 +203,32 @@ export class CodePane {
     return this.view.state.doc.lines;
   }
 
+  /** Light `lines`; with `scroll`, bring the main one (`mainLine`: a tl.dot's HGMMA) to the middle. */
   setLinked(lines: number[], scroll: boolean): void {
     const effects: StateEffect<unknown>[] = [setMarks.of({ linked: lines })];
-    const target = lines.length ? Math.min(...lines) : null;
-    if (scroll && target !== null && target <= this.lineCount) {
-      effects.push(
-        EditorView.scrollIntoView(this.view.state.doc.line(target).from, { y: 'center' })
-      );
+    const doc = this.view.state.doc;
+    const target = mainLine(lines.filter(l => l >= 1 && l <= doc.lines), l => doc.line(l).text, this.lang);
+    this.ranges = toRanges(lines);
+    this.range = target === null ? -1 : this.ranges.findIndex(([a, b]) => a <= target && target <= b);
+    if (scroll && target !== null) {
+      effects.push(EditorView.scrollIntoView(doc.line(target).from, { y: 'center' }));
     }
     this.view.dispatch({ effects });
+  }
+
+  /** Go to the next (+1) or previous (-1) range of the linked lines (wrapping); returns its 1-based index. */
+  stepLinked(dir: 1 | -1): number {
+    if (!this.ranges.length) {
+      return 0;
+    }
+    this.range = (Math.max(this.range, 0) + (this.range < 0 ? 0 : dir) + this.ranges.length) % this.ranges.length;
+    this.revealLine(this.ranges[this.range][0]);
+    return this.range + 1;
+  }
+
+  /** The linked ranges, and which one was brought into view last (1-based; 0: none). */
+  get linkedRanges(): { count: number; current: number } {
+    return { count: this.ranges.length, current: this.range + 1 };
   }
 
   setMapped(lines: number[]): void {

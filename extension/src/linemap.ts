@@ -118,9 +118,29 @@ export function describeRanges(lines: number[]): string {
     .join(', ');
 }
 
-/** First line of the first contiguous run: where to scroll. */
-export function scrollTarget(lines: number[]): number | null {
-  return lines.length ? Math.min(...lines) : null;
+/** The instructions a source line is mostly about, per stage language, most telling first: a `tl.dot` is its
+ * HGMMA (not the UMOV that sets up its descriptor), a `tl.load` its global load or TMA copy. */
+const MAIN_OPS: { [language: string]: RegExp[] } = {
+  sass: [/\b[HQI]GMMA\b|\bHMMA\b|\bIMMA\b/, /\bUTMA(LDG|STG)\b|\bUBLKCP\b|\bLDGSTS\b/, /\b(LDG|STG|LDSM|LDS|STS|ATOMG|RED)\b/,
+    /\bSYNCS\b|\bBAR\b/],
+  ptx: [/\bwgmma\.mma_async|\bmma\.sync|\btcgen05\.mma/, /\bcp\.async\.bulk\.tensor|\bcp\.async\b/,
+    /\b(ld|st)\.global|\bldmatrix|\b(ld|st)\.shared|\batom\./, /\bmbarrier\./],
+  mlir: [/warp_group_dot\b|\btt\.dot\b|\bttng\.tc_gen5_mma\b/, /async_tma_copy|async_copy_global_to_local|descriptor_load/,
+    /\btt\.(load|store)\b|local_(load|store)\b/, /barrier/],
+  llvm: [/wgmma|\bmma\b/, /cp\.async/, /\b(load|store)\b/]
+};
+
+/** Where to scroll among `lines` (1-based) of a stage: the first line of the most telling kind
+ * (`MAIN_OPS`), else the first line; null when there are none. `text(l)` gives line l's text. */
+export function mainLine(lines: number[], text: (line: number) => string, language: string): number | null {
+  const sorted = uniqueSorted(lines);
+  for (const re of MAIN_OPS[language] ?? []) {
+    const hit = sorted.find(l => re.test(text(l)));
+    if (hit !== undefined) {
+      return hit;
+    }
+  }
+  return sorted.length ? sorted[0] : null;
 }
 
 export interface Match {

@@ -33,6 +33,8 @@ interface StageColumn {
   stage: string;
   search: HTMLInputElement;
   count: HTMLElement;
+  /** "2/20": which of the linked ranges is in view (stepped with the buttons beside it). */
+  ranges: HTMLElement;
 }
 
 type Tab = 'code' | 'layouts' | 'orchestration' | 'timeline' | 'roofline' | 'changes' | 'search';
@@ -380,14 +382,23 @@ export class ReportViewer extends Widget {
     const next = el('button', { class: 'tlx-search-next', type: 'button', title: 'Next match', text: '\u2193' });
     const host = el('div', { class: 'tlx-editor tlx-stage' });
     const note = el('div', { class: 'tlx-stage-note tlx-hidden' });
+    const ranges = el('span', { class: 'tlx-linked-count', title: 'linked ranges: the one in view / all' });
+    const back = el('button', { class: 'tlx-linked-prev', type: 'button', title: 'Previous linked range', text: '\u2039' });
+    const fwd = el('button', { class: 'tlx-linked-next', type: 'button', title: 'Next linked range', text: '\u203a' });
     const node = el(
       'div',
       { class: 'tlx-col tlx-stage-col', 'data-column': i },
-      el('div', { class: 'tlx-col-head' }, picker, search, prev, next, count),
+      el('div', { class: 'tlx-col-head' }, picker, search, prev, next, count, back, ranges, fwd),
       note,
       host
     );
-    const col: StageColumn = { node, note, picker, host, pane: null, stage: names[0], search, count };
+    const col: StageColumn = { node, note, picker, host, pane: null, stage: names[0], search, count, ranges };
+    for (const [button, dir] of [[back, -1], [fwd, 1]] as const) {
+      button.addEventListener('click', () => {
+        col.pane?.stepLinked(dir);
+        this.showRanges(col);
+      });
+    }
     picker.addEventListener('change', () => this.pickStage(col, picker.value));
     const updateCount = () => {
       const p = col.pane;
@@ -531,6 +542,12 @@ export class ReportViewer extends Widget {
 
   /** Highlight the lines linked to the hovered or pinned line; `scroll`: bring them into view in
    * the other panes (on a click; the pane clicked in never scrolls under the pointer). */
+  private showRanges(c: StageColumn): void {
+    const r = c.pane?.linkedRanges ?? { count: 0, current: 0 };
+    c.ranges.textContent = r.count > 1 ? `${r.current || '\u2013'}/${r.count}` : '';
+    c.node.classList.toggle('tlx-has-ranges', r.count > 1);
+  }
+
   private refreshLinks(scroll = false): void {
     const origin = this.hover ?? this.pinned;
     const cols = this.visibleColumns();
@@ -544,6 +561,7 @@ export class ReportViewer extends Widget {
       const isOrigin = origin?.kind === 'stage' && origin.stage === c.stage;
       c.pane!.setLinked(lines, scroll && !!origin && !isOrigin);
       c.host.dataset.linked = lines.join(',');
+      this.showRanges(c);
     }
     if (!origin) {
       this.statusNode.textContent = 'Hover or click a line to see where it went.';

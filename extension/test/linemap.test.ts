@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineIndex, describeRanges, findMatches, linkedLines, toRanges } from '../src/linemap';
+import { LineIndex, describeRanges, findMatches, linkedLines, mainLine, toRanges } from '../src/linemap';
 import { inflate, loadReport, parseLineMap } from '../src/types';
 import { gzipSync } from 'zlib';
 
@@ -150,5 +150,22 @@ describe('timeline categories', () => {
     const order = categoryOrder(['mma', 'custom', 'untracked', 'waiting', 'mma'].map(span));
     expect(order).toEqual(['waiting', 'mma', 'untracked', 'custom']);
     expect(CATEGORY_STYLES.waiting.color).not.toEqual(CATEGORY_STYLES.mma.color);
+  });
+});
+
+describe('mainLine', () => {
+  const sass = ['', 'UMOV UR9, 0x40000000 ;', 'UMOV UR11, 0x40000000 ;', 'R2UR UR4, R2 ;',
+    'HGMMA.64x128x16.F32 R24, gdesc[UR8], R24 ;', 'LDG.E R2, desc[UR6][R2.64] ;'];
+  const text = (l: number) => sass[l] ?? '';
+
+  it('picks the HGMMA of a tl.dot, not the UMOV before it', () => {
+    expect(mainLine([1, 2, 3, 4], text, 'sass')).toBe(4);
+    expect(mainLine([1, 2, 5], text, 'sass')).toBe(5); // no MMA: the global load
+  });
+
+  it('falls back to the first line, and to null without lines', () => {
+    expect(mainLine([3, 2], text, 'sass')).toBe(2);
+    expect(mainLine([3, 2], text, 'python')).toBe(2);
+    expect(mainLine([], text, 'sass')).toBeNull();
   });
 });

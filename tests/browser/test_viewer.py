@@ -251,6 +251,23 @@ def test_tlx_cell_viewer_and_docked_view(page, lab, artifacts):
     assert sass.locator(".cm-line").count() > 10
     assert re.search(r"\b(HMMA|HGMMA|FFMA|IMAD|MOV)\b", sass.inner_text())
     page.screenshot(path=str(artifacts / "matmul-sass.png"))
+    # the pinned tl.dot brought its HGMMA into view (not the UMOV that sets up its descriptor), and the stepper
+    # goes through the linked ranges
+    in_view = """s => { const box = s.querySelector('.cm-scroller').getBoundingClientRect();
+        return Array.from(s.querySelectorAll('.cm-line.tlx-linked')).filter(l => {
+          const r = l.getBoundingClientRect(); return r.top >= box.top && r.bottom <= box.bottom;
+        }).map(l => l.textContent); }"""
+    seen = sass.evaluate(in_view)
+    assert any("HGMMA" in t for t in seen), seen
+    col = viewer.locator('.tlx-stage-col[data-column="0"]')
+    total = int(col.locator(".tlx-linked-count").inner_text().split("/")[1])
+    assert total > 1, col.locator(".tlx-linked-count").inner_text()
+    col.locator(".tlx-linked-next").click()
+    first = col.locator(".tlx-linked-count").inner_text()
+    col.locator(".tlx-linked-next").click()
+    assert col.locator(".tlx-linked-count").inner_text() != first
+    assert sass.evaluate(in_view), "a stepped-to range is in view"
+    page.screenshot(path=str(artifacts / "matmul-sass-stepped.png"))
     # IR noise is folded until asked for: SASS's //## File comments, TTGIR's loc(...) suffixes
     assert "//## File" not in sass.inner_text()
     picker.select_option("ttgir")
