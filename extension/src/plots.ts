@@ -225,6 +225,20 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
     host.append(el('div', { class: 'tlx-plot-status', text: 'No roofs: the ceilings of the device are unknown.' }));
     return;
   }
+  const timedKernel = (p.points ?? []).some(pt => pt.kind !== 'reference' && num(pt.tflops) !== null);
+  const x0 = num(p.intensity);
+  if (!timedKernel && x0 === null && !roofPoints(p).length) {
+    // nothing to place: say what is missing instead of drawing bare roofs
+    host.append(
+      el('div', {
+        class: 'tlx-plot-status tlx-roofline-missing',
+        text:
+          'Nothing to place under the roofs: the kernel was not timed (that needs a GPU) and its FLOP and byte ' +
+          'counts are unknown (give --flops and --bytes, or a launch_metadata hook, for its intensity).'
+      })
+    );
+    return;
+  }
   const plotDiv = el('div', { class: 'tlx-plot' });
   host.append(plotDiv);
   const Plotly = await loadPlotly();
@@ -251,8 +265,6 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
       marker: { size: 12, symbol: pt.kind === 'reference' ? 'diamond' : 'circle' }
     });
   }
-  const timedKernel = (p.points ?? []).some(pt => pt.kind !== 'reference' && num(pt.tflops) !== null);
-  const x0 = num(p.intensity);
   if (!timedKernel && x0 !== null) {  // not timed: its intensity only, no point under the roof
     shapes.push({ type: 'line', x0, x1: x0, yref: 'paper', y0: 0, y1: 1, line: { color: '#bbb', dash: 'dot' } });
   }
@@ -261,10 +273,14 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
     traces,
     {
       height: 380,
-      margin: { l: 60, r: 20, t: 30, b: 50 },
-      xaxis: { type: 'log', title: { text: 'FLOP / byte' } },
-      yaxis: { type: 'log', title: { text: 'TFLOP/s' } },
-      title: { text: `Roofline (${esc(p.dtype ?? '')})${timedKernel ? '' : ': not timed, the dotted line is its intensity'}` },
+      margin: { l: 80, r: 20, t: 40, b: 60 }, // room for log tick labels and the axis titles beside them
+      xaxis: { type: 'log', title: { text: 'FLOP / byte' }, automargin: true },
+      yaxis: { type: 'log', title: { text: 'TFLOP/s' }, automargin: true },
+      title: {
+        text: `Roofline (${esc(p.dtype ?? '')})${
+          timedKernel || x0 === null ? '' : ': not timed, the dotted line is its intensity'
+        }`
+      },
       shapes
     },
     { displaylogo: false, responsive: true }

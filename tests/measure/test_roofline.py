@@ -90,9 +90,12 @@ def test_no_gpu_defaults_to_named_device(monkeypatch):
     import importlib
 
     monkeypatch.setattr(importlib.import_module("workbench.measure.roofline"), "gpu_available", lambda: False)
+    monkeypatch.delenv("TLX_WORKBENCH_DEVICE", raising=False)
     r = roofline(1e9, 1e9)
-    assert r.ceilings.device == "H100 SXM"
-    assert any("no GPU" in n for n in r.notes)
+    assert r.ceilings.device == "H200 SXM"  # the device this workbench targets
+    assert any("no GPU here: placed against the H200 datasheet" in n for n in r.notes)
+    monkeypatch.setenv("TLX_WORKBENCH_DEVICE", "H100")  # the user's device, named
+    assert roofline(1e9, 1e9).ceilings.device == "H100 SXM"
 
 
 def test_measured_ceilings_fall_back_to_datasheet_for_missing_entries():

@@ -27,8 +27,8 @@ For the ``%%tlx --bench`` magic: call ``bench_section(fn, reference=ref_fn, flop
 JSON-serialisable dict (schema ``tlx-workbench.measure/1``: timed, message, timing, reference,
 ratio, roofline, errors, env) and never raises for a missing GPU: ``message`` then holds
 "Timing needs a CUDA GPU, ..." and ``roofline`` is the static one (intensity and bound against
-``device`` or the H100 datasheet). ``report_items(section)`` turns that dict into items for the
-Report's ``profile`` list (schema 1.0 payloads: kind "bench" and "roofline", status
+``device`` or the datasheet of ``TLX_WORKBENCH_DEVICE``, default H200). ``report_items(section)`` turns that
+dict into items for the Report's ``profile`` list (schema 1.0 payloads: kind "bench" and "roofline", status
 ok/skipped/error, reason, measured_by, device, when, then the fields above). Without a GPU,
 ``bench``/``capture``/``sweep`` raise ``GPURequiredError`` (a WorkbenchError) with that sentence.
 """

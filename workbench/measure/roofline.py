@@ -13,8 +13,15 @@ from workbench.measure.charts import roofline_figure
 from workbench.measure.counts import Counts, resolve_counts
 from workbench.measure.timing import BenchResult
 
-#: Ceilings used when no device is named and there is no GPU (Hopper is the first target).
-DEFAULT_DEVICE = "H100"
+#: The datasheet used when no device is named and there is no GPU: the device the kernels are written for,
+#: ``TLX_WORKBENCH_DEVICE`` (a name ``ceilings`` knows: "H100", "H200", ...), else the H200 this workbench targets.
+DEFAULT_DEVICE = "H200"
+
+
+def default_device() -> str:
+    import os
+
+    return os.environ.get("TLX_WORKBENCH_DEVICE") or DEFAULT_DEVICE
 
 
 def _seconds(t: float | BenchResult | None) -> float | None:
@@ -285,7 +292,7 @@ def roofline(
     ``gemm_counts``/``elementwise_counts``, shown as an estimate), else the ``launch_metadata``
     hook of ``kernel`` called with ``grid`` and ``args``. ``seconds`` (a float or a BenchResult)
     adds achieved TFLOP/s, TB/s and fractions. ``device``: None = the local GPU's measured
-    ceilings, or the ``"H100"`` datasheet when there is no GPU; a name (``"H200"``) = datasheet;
+    ceilings, or the datasheet of ``default_device()`` when there is no GPU; a name (``"H100"``) = datasheet;
     a Ceilings object as is. ``references``: {"cuBLAS": seconds or BenchResult} on the same shape,
     or Point objects. No GPU is needed.
     """
@@ -299,8 +306,8 @@ def roofline(
     if c.is_estimate:
         notes.append(f"counts are an estimate from the arguments: {c.note}")
     if device is None and not gpu_available():
-        device = DEFAULT_DEVICE
-        notes.append(f"no GPU here: placed against the {DEFAULT_DEVICE} datasheet")
+        device = default_device()
+        notes.append(f"no GPU here: placed against the {device} datasheet (TLX_WORKBENCH_DEVICE names another)")
     ceil = ceilings(device)
     key = normalize_dtype(dtype)
     if key not in DTYPES:  # pragma: no cover - normalize_dtype guarantees it
