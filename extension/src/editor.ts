@@ -101,11 +101,47 @@ function noiseField(text: string, language: string): Extension {
   });
 }
 
+/** A finding or diagnostic at a line: the line is marked in the gutter side, its message on hover. */
+export interface Flag {
+  line: number;
+  severity: string;
+  message: string;
+}
+
+function flagField(flags: Flag[]): Extension {
+  if (!flags.length) {
+    return [];
+  }
+  const rank = (s: string) => (s === 'error' ? 0 : s === 'warning' ? 1 : 2);
+  return StateField.define<DecorationSet>({
+    create(state) {
+      const byLine = new Map<number, Flag[]>();
+      for (const f of flags) {
+        if (f.line >= 1 && f.line <= state.doc.lines) {
+          byLine.set(f.line, [...(byLine.get(f.line) ?? []), f]);
+        }
+      }
+      const ranges = Array.from(byLine.entries()).map(([line, fs]) => {
+        const worst = fs.map(f => f.severity).sort((a, b) => rank(a) - rank(b))[0];
+        return Decoration.line({
+          class: `tlx-flag tlx-flag-${worst}`,
+          attributes: { title: fs.map(f => `${f.severity}: ${f.message}`).join('\n') }
+        }).range(state.doc.line(line).from);
+      });
+      return Decoration.set(ranges, true);
+    },
+    update: value => value,
+    provide: f => EditorView.decorations.from(f)
+  });
+}
+
 export interface CodePaneOptions {
   text: string;
   language: string;
   /** Fold IR noise (`findNoise`: MLIR locations, SASS file comments); `setNoiseHidden` changes it. */
   hideNoise?: boolean;
+  /** Lines to mark: the findings and diagnostics at them. */
+  flags?: Flag[];
   /** Called with a 1-based line when the pointer moves over a new line (null: left). */
   onHover?: (line: number | null) => void;
   onClick?: (line: number) => void;
@@ -130,6 +166,7 @@ export class CodePane {
     const extensions: Extension[] = [
       this.language.of([]),
       this.noise.of(options.hideNoise ? this.noiseExt : []),
+      flagField(options.flags ?? []),
       lineNumbers(),
       EditorState.readOnly.of(true),
       EditorView.editable.of(false),

@@ -54,18 +54,22 @@ function statusItem(cls: string, text: string, title = ''): HTMLElement {
   return el('li', { class: `tlx-status-item ${cls}`, text, title: title || undefined });
 }
 
-/** What ran, what was checked and what was measured: one line each. */
+/** What ran, what was checked and what was measured: one line each. When the launch did not run, its line says
+ * why once, and the checks and measurements skipped for that reason fold under one line that names them. */
 function statusBlock(r: Report): HTMLElement | null {
   const list = el('ul', { class: 'tlx-run-status' });
   const last = r.runs[r.runs.length - 1];
   if (last) {
     list.append(statusItem(last.ran ? 'tlx-ok' : 'tlx-muted', runLine(last)));
   }
+  const skipped: Array<{ name: string; li: HTMLElement }> = [];
+  const keep = (li: HTMLElement, name: string, muted: boolean) =>
+    muted && last && !last.ran ? skipped.push({ name, li }) : list.append(li);
   for (const c of r.checks) {
     const cls = c.status === 'passed' ? 'tlx-ok' : c.status === 'skipped' ? 'tlx-muted' : 'tlx-bad';
     const li = statusItem(`tlx-check ${cls}`, checkLine(c));
     li.dataset.status = c.status;
-    list.append(li);
+    keep(li, `check ${c.expr}`, c.status === 'skipped');
   }
   for (const m of [...r.measurements, ...(r.timeline ? [r.timeline] : [])]) {
     const ok = (m.status ?? 'ok') === 'ok';
@@ -75,7 +79,16 @@ function statusBlock(r: Report): HTMLElement | null {
     if (ok && provenance(m)) {
       li.append(el('span', { class: 'tlx-provenance', text: ` (${provenance(m)})` }));
     }
-    list.append(li);
+    keep(li, m.kind, m.status === 'skipped');
+  }
+  if (skipped.length) {
+    const fold = el(
+      'details',
+      { class: 'tlx-muted-fold' },
+      el('summary', { class: 'tlx-muted', text: `not run either: ${skipped.map(s => s.name).join(', ')}` }),
+      el('ul', { class: 'tlx-run-status' }, ...skipped.map(s => s.li))
+    );
+    list.insertBefore(el('li', { class: 'tlx-status-item tlx-status-fold' }, fold), list.children[1] ?? null);
   }
   return list.childElementCount ? list : null;
 }

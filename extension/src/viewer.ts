@@ -5,7 +5,7 @@
 import { Widget } from '@lumino/widgets';
 import { renderChanges } from './changes';
 import { clear, el } from './dom';
-import { CodePane } from './editor';
+import { CodePane, Flag } from './editor';
 import { renderHeader } from './header';
 import { renderLayouts } from './layoutview';
 import { LineIndex, LinkOrigin, LinkResult, describeRanges, linkedLines, uniqueSorted } from './linemap';
@@ -319,9 +319,16 @@ export class ReportViewer extends Widget {
     this.codeNode.append(toolbar, row);
     this.codeNode.classList.toggle('tlx-split', this.split);
 
+    // findings and diagnostics at a source line: marked at its left edge, the message on hover
+    const flags: Flag[] = [
+      ...r.findings.map(f => ({ line: f.line, severity: f.severity, message: `[${f.rule}] ${f.message}` })),
+      ...r.diagnostics.filter(d => d.source !== 'run').map(d => ({ line: d.line, severity: d.severity, message: d.message }))
+    ].flatMap(f => (typeof f.line === 'number' ? [{ ...f, line: f.line }] : []));
+    srcHost.dataset.flagged = Array.from(new Set(flags.map(f => f.line))).join(',');
     this.sourcePane = new CodePane(srcHost, {
       text: r.source,
       language: 'python',
+      flags,
       onHover: line => this.setHover(line === null ? null : { kind: 'source', line }),
       onClick: line => this.pin({ kind: 'source', line })
     });

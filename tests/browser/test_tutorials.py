@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from lab_helpers import linked, linked_source, open_notebook, pin_line, run_all, wait_all_ran
+from lab_helpers import linked, linked_source, open_notebook, pin_line, run_all, unpin_line, wait_all_ran
 
 from workbench.report import MIME_TYPE, Report
 from workbench.report.summaries import measurement_line
@@ -72,6 +72,15 @@ def shows_text(item, text: str) -> None:
 
 
 def check_header(viewer, report: Report) -> None:
+    folds = viewer.locator(".tlx-muted-fold")  # what a launch that did not run skipped: one line, folded
+    assert folds.count() <= 1
+    if folds.count():
+        fold = folds.first
+        fold.scroll_into_view_if_needed()
+        assert fold.get_attribute("open") is None
+        names = fold.locator("summary").inner_text()
+        assert names.startswith("not run either: "), names
+        fold.locator("summary").click()
     checks = viewer.locator(".tlx-check")
     assert checks.count() == len(report.checks)
     for i, c in enumerate(report.checks):
@@ -82,6 +91,22 @@ def check_header(viewer, report: Report) -> None:
         assert item.count() == 1, m["kind"]
         if m.get("status", "ok") != "ok":
             shows_text(item, measurement_line(m))
+
+
+def check_flags(viewer, report: Report, shots: Path) -> None:
+    """Every finding and diagnostic at a source line marks that line in the source pane, its message on hover."""
+    lines = sorted({f["line"] for f in report.findings if f.get("line")}
+                   | {d["line"] for d in report.diagnostics if d.get("line") and d.get("source") != "run"})
+    src = viewer.locator(".tlx-editor.tlx-source")
+    flagged = src.get_attribute("data-flagged") or ""
+    assert sorted(int(x) for x in flagged.split(",") if x) == lines, (flagged, lines)
+    if lines:
+        pin_line(viewer, ".tlx-source", lines[0])  # brings it into view
+        mark = src.locator(".cm-line.tlx-flag").first
+        expect(mark).to_be_visible()
+        assert mark.get_attribute("title"), "a marked line says why on hover"
+        viewer.screenshot(path=str(shots / "source-flags.png"))
+        unpin_line(viewer, ".tlx-source", lines[0])
 
 
 def check_tabs(viewer, report: Report, shots: Path) -> None:
@@ -98,8 +123,11 @@ def check_tabs(viewer, report: Report, shots: Path) -> None:
     for tab in sorted(tabs - {"code"}):
         viewer.locator(f'.tlx-tab[data-tab="{tab}"]').click()
         viewer.locator(content[tab]).first.wait_for(timeout=60_000)
-        if tab == "roofline":
-            viewer.locator(".tlx-roofline-pane .js-plotly-plot").wait_for(timeout=60_000)
+        if tab == "roofline":  # a chart when there is something to place, else what is missing (no empty chart)
+            roof = next(m for m in report.measurements if m.get("kind") == "roofline")
+            placed = roof.get("intensity") is not None or any(p.get("tflops") for p in roof.get("points") or [])
+            viewer.locator(".tlx-roofline-pane .js-plotly-plot" if placed else ".tlx-roofline-missing").wait_for(
+                timeout=60_000)
         if tab == "layouts" and report.layouts.get("values"):
             viewer.locator(".tlx-values tbody tr").first.click()
             viewer.locator(".tlx-layout-drawing canvas, .tlx-layout-drawing .tlx-layout-note").first.wait_for()
@@ -116,6 +144,7 @@ def check_viewer(page, viewer, report: Report, shots_prefix: Path) -> None:
     shots = shots_prefix.with_name(f"{shots_prefix.name}-{slug}")
     shots.mkdir(parents=True, exist_ok=True)
     check_header(viewer, report)
+    check_flags(viewer, report, shots)
     check_linking(page, viewer, report, shots)
     check_tabs(viewer, report, shots)
 
