@@ -66,6 +66,13 @@ def test_layouts_parse():
         "swizzlingByteWidth": 128, "transposed": False}
 
 
+def test_a_value_without_a_name_is_named_by_its_op():
+    """Triton numbers what the user did not name (%7): the table says "reshape %7", not "7"."""
+    ttgir = MLIR.replace("%y = arith.mulf", "%7 = tt.reshape").replace('%z = arith.addf', '%8 = "tt.reduce"(%a)')
+    names = {u.value for u in parse_layouts(ttgir).declared[0].uses}
+    assert {"offs", "reshape %7", "reduce %8"} <= names, names
+
+
 def test_ptx_loc_with_inlined_at_and_comment_chain():
     ptx = """.file 1 "/k.py"
 .file 2 "/lib.py"

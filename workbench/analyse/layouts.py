@@ -15,6 +15,7 @@ _DECL = re.compile(r"^(#[A-Za-z_][\w]*)\s*=\s*#(ttg|ttng|ttag|amdgpu)\.(\w+)<(.*
 _SHARED_KINDS = {"nvmma_shared", "swizzled_shared", "shared_memory", "padded_shared", "shared_linear"}
 _TYPE = re.compile(r"(tensor|!ttg\.memdesc)<([^<>]*(?:<[^<>]*>[^<>]*)*)>")
 _RESULT = re.compile(r"^\s*%([\w.$-]+)(?::\d+)?(?:\s*,\s*%[\w.$-]+)*\s*=")
+_OP = re.compile(r"=\s*\"?[a-z_]+\.([\w.]+)")  # the op after '=': tt.reshape -> reshape
 
 
 def _parse_value(v: str):
@@ -113,7 +114,7 @@ def parse_layouts(ttgir: str, user_line_of=None) -> Layouts:
             continue
         shape, dtype, aliases = _type_shape(tm.group(2))
         user_line = None
-        name = rm.group(1)
+        name = _unnamed(rm.group(1), line)
         if expr is not None:
             locs, loc_name = table.resolve(expr)
             name = loc_name or name
@@ -131,6 +132,15 @@ def parse_layouts(ttgir: str, user_line_of=None) -> Layouts:
                 )
                 break
     return Layouts(declared=list(declared.values()))
+
+
+def _unnamed(ssa: str, line: str) -> str:
+    """A value without the user's name (Triton numbers it: %7) named by its op and number ("reshape %7"), so that a
+    table of values does not read "7", "8", "8" (each partition of a warp-specialized kernel numbers its own)."""
+    if not ssa.isdigit():
+        return ssa
+    op = _OP.search(line)
+    return f"{op.group(1)} %{ssa}" if op else f"%{ssa}"
 
 
 # (declarations, [(type text, shape)]) -> one linear layout (or {"reason"}) per type: compile's reach into
