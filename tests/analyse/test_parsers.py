@@ -132,3 +132,21 @@ def test_diff_ignores_locations_by_default():
     assert diff(a, b, "ttgir", ignore_locations=False).changed
     c = diff(a, '%a = other : i32 loc(#loc2)\n', "ttgir")
     assert c.added == 1 and c.removed == 1 and "-%a = op : i32" in c.unified
+
+
+def test_a_linear_layout_is_written_as_gluon_writes_it():
+    """A #ttg.linear reads as gl.DistributedLinearLayout (with its values' shape), which Gluon itself accepts."""
+    from triton.experimental.gluon import language as gl
+
+    from workbench.analyse.gluon_form import gluon_form
+
+    ttgir = ("#linear = #ttg.linear<{register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "
+             "warp = [[16, 0], [32, 0]], block = []}>\nmodule {\n  tt.func public @k() {\n"
+             "    %7 = tt.reshape %a : tensor<64x4xf32, #linear> -> tensor<64x4xf32, #linear> loc(#loc1)\n"
+             "    tt.return\n  }\n}\n#loc1 = loc(\"/k.py\":4:10)\n")
+    (decl,) = parse_layouts(ttgir).declared
+    text = gluon_form(decl)
+    assert text.startswith("gl.DistributedLinearLayout(") and "#ttg" not in text
+    layout = eval(text, {"gl": gl})  # noqa: S307 - our own output
+    assert layout.reg_bases == [[0, 1], [8, 0]] and layout.warp_bases == [[16, 0], [32, 0]]
+    assert list(layout.shape) == [64, 4]

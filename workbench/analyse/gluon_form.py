@@ -33,4 +33,8 @@ def gluon_form(decl: DeclaredLayout, declared: dict[str, DeclaredLayout] | None 
                 f"max_phase={p.get('maxPhase')}, order={p.get('order')})")
     if decl.kind == "shared_memory":
         return "shared memory space"
+    if decl.kind == "linear" and "register" in p:  # the shape is its values' (the first use's: they share it)
+        shape = decl.uses[0].shape if decl.uses else None
+        return (f"gl.DistributedLinearLayout(reg_bases={p.get('register')}, lane_bases={p.get('lane')}, "
+                f"warp_bases={p.get('warp')}, block_bases={p.get('block')}, shape={shape})")
     return decl.attr
