@@ -20,6 +20,8 @@ const sameShape = (a: number[], b: number[]) => a.length === b.length && a.every
 
 export function renderLayouts(host: HTMLElement, r: Report): void {
   clear(host);
+  // the tables on the left, the drawing of the selected row beside them (it stays in view while they scroll)
+  const tables = el('div', { class: 'tlx-layout-tables' });
   const drawing = el('div', { class: 'tlx-layout-drawing' });
   const colorBy = el('select', { class: 'tlx-color-by' }) as HTMLSelectElement;
   for (const c of ['warp', 'thread', 'register']) {
@@ -35,8 +37,8 @@ export function renderLayouts(host: HTMLElement, r: Report): void {
     const data = r.linear.find(l => l.alias === t.alias && sameShape(l.value_shape, t.shape) && l.dtype === t.dtype);
     redraw = () => drawLayout(drawing, t, data ?? null, colorBy.value, r);
     redraw();
-    colorBy.scrollIntoView({ block: 'start', behavior: 'auto' });
   };
+  const draws: Array<() => void> = []; // the rows' select actions, in order: the first is drawn at once
   const cell = (t: Child, cls = '') => el('td', { class: cls }, t);
   if (r.values.length) {
     const table = el('table', { class: 'tlx-table tlx-values' });
@@ -60,13 +62,13 @@ export function renderLayouts(host: HTMLElement, r: Report): void {
       // a value's layout is the declared attribute it carries (its text, or its alias)
       const d = r.declared.find(x => x.attr === v.ttgir || x.alias === v.ttgir);
       const label = `${v.name}: ${v.layout || v.ttgir}`;
-      tr.addEventListener('click', () =>
-        select(tr, { alias: d?.alias ?? '', kind: d?.kind ?? '', shape: v.shape, dtype: v.dtype, label })
-      );
+      const draw = () => select(tr, { alias: d?.alias ?? '', kind: d?.kind ?? '', shape: v.shape, dtype: v.dtype, label });
+      tr.addEventListener('click', draw);
+      draws.push(draw);
       body.append(tr);
     });
     table.append(body);
-    host.append(el('h4', { text: 'Values and buffers' }), table);
+    tables.append(el('h4', { text: 'Values and buffers' }), table);
   }
   if (r.declared.length) {
     const table = el('table', { class: 'tlx-table tlx-declared' });
@@ -84,17 +86,20 @@ export function renderLayouts(host: HTMLElement, r: Report): void {
       const use = d.uses[0] ?? {};
       const t = { alias: d.alias, kind: d.kind, shape: use.shape ?? [], dtype: use.dtype ?? '', label: d.alias };
       tr.addEventListener('click', () => select(tr, t));
+      draws.push(() => select(tr, t));
       body.append(tr);
     }
     table.append(body);
-    host.append(el('h4', { text: 'Layouts declared in TTGIR' }), table);
+    tables.append(el('h4', { text: 'Layouts declared in TTGIR' }), table);
   }
   if (!r.values.length && !r.declared.length) {
     host.append(el('div', { class: 'tlx-empty', text: 'No layouts in this Report.' }));
     return;
   }
-  host.append(el('div', { class: 'tlx-layout-tools' }, colorBy), drawing);
+  const side = el('div', { class: 'tlx-layout-side' }, el('div', { class: 'tlx-layout-tools' }, colorBy), drawing);
+  host.append(el('div', { class: 'tlx-layout-split' }, tables, side));
   drawing.append(el('div', { class: 'tlx-layout-note', text: 'Click a row to draw its layout.' }));
+  draws[0]?.(); // the first row's drawing without a click
 }
 
 /** Why a row has nothing to draw, in the words a user can act on. */

@@ -129,6 +129,10 @@ def check_tabs(viewer, report: Report, shots: Path) -> None:
             viewer.locator(".tlx-roofline-pane .js-plotly-plot" if placed else ".tlx-roofline-missing").wait_for(
                 timeout=60_000)
         if tab == "layouts" and report.layouts.get("values"):
+            # the first row is drawn without a click, beside the tables (not under them)
+            expect(viewer.locator(".tlx-values tbody tr").first).to_have_class(re.compile("tlx-selected"))
+            tables, side = (viewer.locator(s).bounding_box() for s in (".tlx-layout-tables", ".tlx-layout-side"))
+            assert side["x"] >= tables["x"] + tables["width"], (tables, side)
             viewer.locator(".tlx-values tbody tr").first.click()
             viewer.locator(".tlx-layout-drawing canvas, .tlx-layout-drawing .tlx-layout-note").first.wait_for()
         viewer.screenshot(path=str(shots / f"tab-{tab}.png"))
