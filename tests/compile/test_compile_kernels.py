@@ -123,6 +123,21 @@ def test_second_compile_is_a_cache_hit_memory_and_disk():
     assert a4.key != a1.key and not a4.cache_hit
 
 
+def test_an_artifact_cached_by_other_workbench_code_is_not_served(monkeypatch):
+    """The key holds a hash of the code that builds artifacts: after a fix in the layout analysis (or an upgrade),
+    the disk cache does not serve what the old code built."""
+    import importlib
+
+    driver = importlib.import_module("workbench.compile.driver")
+    x = torch.empty(1024)
+    a1 = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=128)
+    assert len(driver.code_fingerprint()) == 16
+    cache.clear(memory=True)
+    monkeypatch.setattr(driver, "code_fingerprint", lambda: "other code")
+    a2 = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=128)
+    assert a2.key != a1.key and not a2.cache_hit
+
+
 def test_diff_of_two_artifacts():
     x = torch.empty(1024)
     a = workbench.compile(sk.vector_add, x, x, x, 1024, BLOCK=512, num_warps=4)

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io
 import linecache
 import os
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from workbench.analyse.gluon_form import gluon_form
@@ -105,13 +107,29 @@ def _compile_new(fn, bound: Bound, gpu_target, source: SourceInfo, key: str, ful
     return art
 
 
+@functools.cache
+def code_fingerprint() -> str:
+    """A hash of the code that builds an artifact (workbench.compile, .analyse, .ir): a cached artifact from other
+    code (an upgrade, a fix in the layout analysis) is not served as this code's."""
+    import hashlib
+
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for pkg in ("compile", "analyse", "ir"):
+        for f in sorted((root / pkg).glob("*.py")):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def _cache_key(fn, bound: Bound, gpu_target) -> str:
     import triton
 
     from workbench._version import __version__
 
     return cache.make_key([
-        ARTIFACT_FORMAT, __version__, triton.__version__, fn.cache_key, fn.is_gluon(), bound.signature,
+        ARTIFACT_FORMAT, __version__, code_fingerprint(), triton.__version__, fn.cache_key, fn.is_gluon(),
+        bound.signature,
         sorted((repr(k), repr(v)) for k, v in bound.constexprs.items()),
         sorted((repr(k), repr(v)) for k, v in bound.attrs.items()),
         sorted((k, repr(v)) for k, v in bound.options.__dict__.items() if k != "extern_libs"),
