@@ -4,7 +4,16 @@
  * decorations. CodeMirror renders only the visible lines, so a 50,000-line SASS scrolls.
  */
 import { syntaxHighlighting } from '@codemirror/language';
-import { Compartment, EditorState, Extension, RangeSetBuilder, StateEffect, StateField } from '@codemirror/state';
+import {
+  Compartment,
+  EditorState,
+  Extension,
+  Range,
+  RangeSetBuilder,
+  StateEffect,
+  StateField,
+  Text
+} from '@codemirror/state';
 import { Decoration, DecorationSet, EditorView, lineNumbers } from '@codemirror/view';
 import { jupyterHighlightStyle, jupyterTheme } from '@jupyterlab/codemirror';
 import { Match, findMatches, mainLine, toRanges } from './linemap';
@@ -79,26 +88,27 @@ const marksField = StateField.define<{ marks: Marks; deco: DecorationSet }>({
   provide: f => EditorView.decorations.from(f, v => v.deco)
 });
 
+/** Decorations made once from the document (a pane's text never changes); none: no extension. */
+function staticDecorations(build: (doc: Text) => Range<Decoration>[]): Extension {
+  return StateField.define<DecorationSet>({
+    create: state => Decoration.set(build(state.doc), true),
+    update: value => value,
+    provide: f => EditorView.decorations.from(f)
+  });
+}
+
 /** The noise of `findNoise` as decorations: inline ranges replaced by nothing, whole lines by nothing (block). */
 function noiseField(text: string, language: string): Extension {
   const noise = findNoise(text, language);
   if (!noise.inline.length && !noise.lines.length) {
     return [];
   }
-  return StateField.define<DecorationSet>({
-    create(state) {
-      const doc = state.doc;
-      const ranges = [
-        ...noise.inline.map(([from, to]) => Decoration.replace({}).range(from, to)),
-        ...noise.lines
-          .filter(l => l <= doc.lines)
-          .map(l => Decoration.replace({ block: true }).range(doc.line(l).from, doc.line(l).to))
-      ];
-      return Decoration.set(ranges, true);
-    },
-    update: value => value, // the text never changes
-    provide: f => EditorView.decorations.from(f)
-  });
+  return staticDecorations(doc => [
+    ...noise.inline.map(([from, to]) => Decoration.replace({}).range(from, to)),
+    ...noise.lines
+      .filter(l => l <= doc.lines)
+      .map(l => Decoration.replace({ block: true }).range(doc.line(l).from, doc.line(l).to))
+  ]);
 }
 
 /** A finding or diagnostic at a line: the line is marked in the gutter side, its message on hover. */
@@ -113,25 +123,20 @@ function flagField(flags: Flag[]): Extension {
     return [];
   }
   const rank = (s: string) => (s === 'error' ? 0 : s === 'warning' ? 1 : 2);
-  return StateField.define<DecorationSet>({
-    create(state) {
-      const byLine = new Map<number, Flag[]>();
-      for (const f of flags) {
-        if (f.line >= 1 && f.line <= state.doc.lines) {
-          byLine.set(f.line, [...(byLine.get(f.line) ?? []), f]);
-        }
+  return staticDecorations(doc => {
+    const byLine = new Map<number, Flag[]>();
+    for (const f of flags) {
+      if (f.line >= 1 && f.line <= doc.lines) {
+        byLine.set(f.line, [...(byLine.get(f.line) ?? []), f]);
       }
-      const ranges = Array.from(byLine.entries()).map(([line, fs]) => {
-        const worst = fs.map(f => f.severity).sort((a, b) => rank(a) - rank(b))[0];
-        return Decoration.line({
-          class: `tlx-flag tlx-flag-${worst}`,
-          attributes: { title: fs.map(f => `${f.severity}: ${f.message}`).join('\n') }
-        }).range(state.doc.line(line).from);
-      });
-      return Decoration.set(ranges, true);
-    },
-    update: value => value,
-    provide: f => EditorView.decorations.from(f)
+    }
+    return Array.from(byLine.entries()).map(([line, fs]) => {
+      const worst = fs.map(f => f.severity).sort((a, b) => rank(a) - rank(b))[0];
+      return Decoration.line({
+        class: `tlx-flag tlx-flag-${worst}`,
+        attributes: { title: fs.map(f => `${f.severity}: ${f.message}`).join('\n') }
+      }).range(doc.line(line).from);
+    });
   });
 }
 
@@ -258,7 +263,8 @@ export class CodePane {
     if (!this.ranges.length) {
       return 0;
     }
-    this.range = (Math.max(this.range, 0) + (this.range < 0 ? 0 : dir) + this.ranges.length) % this.ranges.length;
+    const n = this.ranges.length;
+    this.range = this.range < 0 ? 0 : (this.range + dir + n) % n; // from none in view: the first
     this.revealLine(this.ranges[this.range][0]);
     return this.range + 1;
   }

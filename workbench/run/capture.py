@@ -79,13 +79,6 @@ class Recorded:
     grid: Any
 
 
-def current_stream() -> int:
-    """The handle of torch's current CUDA stream (where a Triton launch made now goes)."""
-    import torch
-
-    return int(torch.cuda.current_stream().cuda_stream)
-
-
 def _run_record(mode: str, reason: str | None, grid: tuple[int, ...] | None,
                 arguments: list[dict[str, Any]] | None) -> dict[str, Any]:
     """A launch's run record (the schema's ``runs`` item) before it ran."""

@@ -230,8 +230,8 @@ class _Call:
 def _call_candidate(cand: Callable[..., Any], ref: _Reference, g: _Guarded, cuda: bool) -> _Call:
     """On a GPU every launch counts, the JIT's and a kept ``CompiledKernel``'s (``gpu_launches``); on a CPU, the
     capture's (Triton's interpreter)."""
-    from workbench.run.capture import Capture, current_stream
-    from workbench.run.launch_patches import gpu_launches
+    from workbench.run.capture import Capture
+    from workbench.run.launch_patches import current_stream, gpu_launches
 
     log = OpLog()
     cap = Capture(device=_device(cuda), isolate=False, auto_interpret=not cuda)

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["gpu_launches", "install", "subclasses_with_run"]
+__all__ = ["current_stream", "gpu_launches", "install", "subclasses_with_run"]
 
 Active = Callable[[], Any]  # the capture of the cell running now, or None
 
@@ -62,6 +62,13 @@ def install(active: Active) -> Callable[[], None]:
             restore.pop()()
 
     return undo
+
+
+def current_stream() -> int:
+    """The handle of torch's current CUDA stream (where a Triton launch made now goes: compare ``gpu_launches``')."""
+    import torch
+
+    return int(torch.cuda.current_stream().cuda_stream)
 
 
 @contextmanager
