@@ -98,6 +98,8 @@ def main() -> None:
                "summed_s": {k: round(sum(sh.get(k) or 0 for r in ev["rows"] for sh in r["shapes"]), 2)
                             for k in ("judge_s", "timing_s")},  # where the evaluation's time went, summed
                "compile_s_summed": round(sum(r.get("compile_s") or 0 for r in ev["rows"]), 2),
+               "run_s_summed": round(sum(r.get("run_s") or 0 for r in ev["rows"]), 2),  # the GPU worker's calls
+               "phases": {k: ev["info"].get(k) for k in ("connect_s", "compiled_by_s")},
                "passed": len(passed), "statuses": sorted({r["status"] for r in ev["rows"]}),
                "fastest_by_evaluate": best_eval, "fastest_by_bare_loop": best_bare}
     print(json.dumps(summary, indent=1))

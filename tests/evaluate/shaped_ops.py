@@ -4,7 +4,10 @@
   input maker;
 - ``total``: the output is a 0-dim tensor (a loss);
 - ``mean16``: a bfloat16 mean of values near 10: two fresh batches round to the same output (correctly: it is not a
-  cached result)."""
+  cached result);
+- ``tf32mm``: an fp32 matmul whose dot rounds its operands to tf32 (rounded by hand too, so that Triton's
+  interpreter, which multiplies in full fp32, shows the error a GPU shows): every check of it, the in-place refill's
+  too, must use the tf32 rule its TTIR asks for."""
 
 from __future__ import annotations
 
@@ -85,3 +88,31 @@ def mean16(x):
     y = torch.empty((), dtype=x.dtype, device=x.device)
     _mean_kernel[(1,)](x, y, x.numel(), BLOCK=triton.next_power_of_2(x.numel()))
     return y
+
+
+def tf32mm_inputs(shape, seed, device):
+    (m,) = shape
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    return torch.randn(m, 32, generator=g).to(device), torch.randn(32, 32, generator=g).to(device)
+
+
+def tf32mm_reference(a, b):
+    return a @ b
+
+
+@triton.jit
+def _tf32_kernel(a_ptr, b_ptr, c_ptr, m, BM: tl.constexpr, K: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + rows[:, None] * K + k[None, :], mask=rows[:, None] < m, other=0.0)
+    b = tl.load(b_ptr + k[:, None] * K + k[None, :])
+    a = (a.to(tl.int32, bitcast=True) & -8192).to(tl.float32, bitcast=True)  # tf32: 10 mantissa bits
+    b = (b.to(tl.int32, bitcast=True) & -8192).to(tl.float32, bitcast=True)
+    c = tl.dot(a, b, input_precision="tf32")
+    tl.store(c_ptr + rows[:, None] * K + k[None, :], c, mask=rows[:, None] < m)
+
+
+def tf32mm(a, b):
+    c = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype, device=a.device)
+    _tf32_kernel[(triton.cdiv(a.shape[0], 16),)](a, b, c, a.shape[0], BM=16, K=32)
+    return c

@@ -51,6 +51,7 @@ def test_every_candidate_gets_the_verdict_it_deserves(result):
             assert r["geomean_speedup"] and all(s["passed"] == 3 for s in r["shapes"])
             assert all(s["max_ulps"] is not None and s["max_ulps"] <= 8 for s in r["shapes"]), r["shapes"]
             assert all(s["judge_s"] > 0 and s["timing_s"] > 0 for s in r["shapes"]), r["shapes"]  # where time goes
+            assert r["run_s"] >= sum(s["judge_s"] + s["timing_s"] for s in r["shapes"])
         else:
             assert r["status"] in ("failed", "rejected"), (name, r)
             assert any(phrase in why for why in r["reasons"]), (name, r["reasons"])
@@ -58,6 +59,7 @@ def test_every_candidate_gets_the_verdict_it_deserves(result):
 
 def test_rows_stream_as_json_lines(result):
     res, out = result
+    assert 0 < res.info["connect_s"] <= res.info["compiled_by_s"] <= res.info["wall_s"]
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert sorted(x["candidate"] for x in lines) == sorted(r["candidate"] for r in res.rows)
     assert all({"status", "reasons", "flags", "shapes", "findings", "geomean_speedup"} <= set(x) for x in lines)
@@ -81,7 +83,7 @@ def test_the_command_line_reads_a_spec_and_says_what_is_wrong_with_one(tmp_path)
     assert p.returncode == 2 and "'inputs' is missing" in p.stderr
 
 
-@pytest.mark.parametrize("op", ["rotate", "total", "mean16"])
+@pytest.mark.parametrize("op", ["rotate", "total", "mean16", "tf32mm"])
 def test_a_correct_kernel_with_structured_inputs_or_a_scalar_output_passes(op):
     S = HERE / "shaped_ops.py"
     res = evaluate([f"{S}:{op}"], reference=f"{S}:{op}_reference", inputs=f"{S}:{op}_inputs", shapes=[(64,), (9,)],

@@ -14,7 +14,7 @@ from sample_kernels import vector_add
 from workbench.run.capture import Capture
 from workbench.run.device import Device
 from workbench.run.fresh import combine, fresh_checks
-from workbench.run.tensors import poison_, refill_
+from workbench.run.launch_record import poison_, refill_
 from workbench.run.verify import evaluate, parse_check
 
 NO_GPU = Device(False, "none", None, None, "test")

@@ -10,6 +10,7 @@ import torch
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 import workbench
+from workbench.run.launch_record import View
 from workbench.run.protocol import Decoder, Encoder, KernelRef, UnsendableArgument, kernel_ref
 from workbench.run.worker import Runner
 
@@ -65,7 +66,7 @@ def test_what_cannot_be_sent():
 def test_unknown_token_is_an_error():
     dec = Decoder("cpu")
     with pytest.raises(KeyError, match="not sent"):
-        dec.decode(("t", 12345, "float32", 0, (4,), (1,)))
+        dec.decode(View(12345, "float32", (4,), (1,), 0))
 
 
 def test_kernel_ref_names_the_triton_cache_files_and_the_worker_loads_them():

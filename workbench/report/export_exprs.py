@@ -23,14 +23,14 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from workbench.report.export_launch import TensorRecord
 from workbench.report.export_sources import Sources, literal, portable
+from workbench.run.launch_record import View
 
 __all__ = ["rewrite"]
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self, names: dict[str, Any], sources: Sources, tensor_var: Callable[[TensorRecord, str], str | None],
+    def __init__(self, names: dict[str, Any], sources: Sources, tensor_var: Callable[[View, str], str | None],
                  used_by: str) -> None:
         self.names, self.sources, self.tensor_var, self.used_by = names, sources, tensor_var, used_by
         self.problems: list[str] = []
@@ -56,7 +56,7 @@ class _Rewriter(ast.NodeTransformer):
             return self.generic_visit(node)
         value = self.names[text]
         preferred = re.sub(r"\W", "_", text)
-        if isinstance(value, TensorRecord):
+        if isinstance(value, View):
             var = self.tensor_var(value, preferred)
             if var is None:
                 self.problems.append(f"{text}: no such tensor in the script")
@@ -84,7 +84,7 @@ class _Rewriter(ast.NodeTransformer):
 
 
 def rewrite(expr: str, names: dict[str, Any], sources: Sources,
-            tensor_var: Callable[[TensorRecord, str], str | None], used_by: str) -> tuple[str | None, list[str]]:
+            tensor_var: Callable[[View, str], str | None], used_by: str) -> tuple[str | None, list[str]]:
     """(the expression as the script writes it, or None; why not)."""
     try:
         tree = ast.parse(expr, mode="eval")

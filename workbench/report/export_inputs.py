@@ -19,8 +19,9 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.report.export_launch import DescriptorRecord, Launch, TensorRecord
+from workbench.report.export_launch import Launch
 from workbench.report.export_sources import Sources, literal
+from workbench.run.launch_record import Composite, Value, View, rebuild
 
 __all__ = ["INLINE_BYTES", "SAVED_BYTES", "Inputs"]
 
@@ -28,14 +29,14 @@ INLINE_BYTES = 64 * 1024
 SAVED_BYTES = 16 * 1024 * 1024
 
 
-def _layout(r: TensorRecord) -> tuple:
-    return r.storage, r.shape, r.strides, r.offset
+def _layout(r: View) -> tuple:
+    return r.storage, r.shape, r.stride, r.offset
 
 
 @dataclass
 class _Root:
     var: str
-    record: TensorRecord | None  # the tensor the storage is made as (None: a flat buffer)
+    record: View | None  # the tensor the storage is made as (None: a flat buffer)
     dtype: str
     fill: str = "randn"
     extra: dict[str, Any] = field(default_factory=dict)  # repro_tensor's data / low / high / nonnegative
@@ -48,6 +49,7 @@ class Inputs:
 
     def __init__(self, launch: Launch, sources: Sources, outputs: set) -> None:
         self.launch, self.sources, self.outputs = launch, sources, outputs
+        self.rec = rec = launch.record
         self.lines: list[str] = []
         self.saved: dict[str, Any] = {}  # the .pt file's tensors, by variable
         self.inline: dict[str, str] = {}  # base64 of small tensors' bytes, by variable
@@ -57,21 +59,21 @@ class Inputs:
         self._vars: dict[tuple, str] = {}
         self._inline = INLINE_BYTES
         self._save = SAVED_BYTES
-        records = [(f"{n}_base", v.base) if isinstance(v, DescriptorRecord) else (n, v)
-                   for n, v in launch.params.items() if isinstance(v, (TensorRecord, DescriptorRecord))]
-        named = [(t, v) for t, v in launch.names.items() if isinstance(v, TensorRecord) and t.isidentifier()]
+        records = [(f"{n}_base" if isinstance(v, Composite) else n, rec.root(n)) for n, v in rec.args.items()
+                   if rec.root(n) is not None]
+        named = [(t, v) for t, v in launch.names.items() if isinstance(v, View) and t.isidentifier()]
         for n, r in records:
             self._root(r, n, named, records, argument=True)
-        self.args = {n: self._argument(n, v) for n, v in launch.params.items()}
+        self.args = {n: self._argument(n, v) for n, v in rec.args.items()}
 
     # ------------------------------------------------------------------ storages
-    def _root(self, r: TensorRecord, own: str, named: list, records: list, argument: bool) -> _Root:
+    def _root(self, r: View, own: str, named: list, records: list, argument: bool) -> _Root:
         root = self._roots.get(r.storage)
         if root is not None:
             root.argument = root.argument or argument
             return root
-        whole = [(t, x) for t, x in named if x.storage == r.storage and x.whole and x.dtype == r.dtype]
-        whole += [(n, x) for n, x in records if x.storage == r.storage and x.whole and x.dtype == r.dtype]
+        whole = [(t, x) for t, x in named + records
+                 if x.storage == r.storage and self.rec.whole(x) and x.dtype == r.dtype]
         if whole:
             name, rec = whole[0]
         else:
@@ -79,7 +81,7 @@ class Inputs:
         root = _Root(self.sources.reserve(name, r), rec, r.dtype, argument=argument)
         self._roots[r.storage] = root
         self._values(root, r)
-        shape = rec.shape if rec is not None else (r.storage_numel,)
+        shape = rec.shape if rec is not None else (self.rec.storages[r.storage].numel(r.dtype),)
         kw = [f"{k}={literal(v)}" for k, v in root.extra.items() if k != "data"]
         if root.fill == "data":
             self.inline[root.var] = root.extra["data"]
@@ -93,14 +95,16 @@ class Inputs:
         self._vars[_layout(rec) if rec is not None else (r.storage, shape, (1,), 0)] = root.var
         return root
 
-    def _values(self, root: _Root, r: TensorRecord) -> None:
+    def _values(self, root: _Root, r: View) -> None:
         if r.storage in self.outputs:
             root.fill = "nan"
             return
-        live = r.alive()
-        nbytes = r.storage_bytes
-        if live is not None and nbytes <= self._save:
-            flat = live.detach().as_strided((r.storage_numel,), (1,), 0).cpu().contiguous()
+        storage, held = self.rec.storages[r.storage], self.rec.live(r.storage)
+        numel, nbytes = storage.numel(r.dtype), storage.nbytes
+        flat = rebuild(View(r.storage, r.dtype, (numel,), (1,), 0), {r.storage: held}) if held is not None else None
+        live = rebuild(r, {r.storage: held}) if held is not None else None
+        if flat is not None and nbytes <= self._save:
+            flat = flat.detach().cpu().contiguous()
             if nbytes <= self._inline:
                 self._inline -= nbytes
                 root.fill = "data"
@@ -132,7 +136,7 @@ class Inputs:
         return all(r.fill in ("data", "saved", "nan") for r in self._roots.values() if r.argument)
 
     # ------------------------------------------------------------------ tensors and arguments
-    def var(self, r: TensorRecord, preferred: str = "t") -> str | None:
+    def var(self, r: View, preferred: str = "t") -> str | None:
         """The script's name for the tensor ``r`` (a view of its storage, made on first use)."""
         known = self._vars.get(_layout(r))
         if known is not None:
@@ -156,21 +160,21 @@ class Inputs:
             if known is not None:
                 return known
         name = self.sources.reserve(preferred, r)
-        self.lines.append(f"{name} = {root.var}.as_strided({literal(r.shape)}, {literal(r.strides)}, {r.offset})")
+        self.lines.append(f"{name} = {root.var}.as_strided({literal(r.shape)}, {literal(r.stride)}, {r.offset})")
         self._vars[_layout(r)] = name
         return name
 
     def _argument(self, name: str, value: Any) -> str | None:
-        if isinstance(value, TensorRecord):
+        if isinstance(value, View):
             return self.var(value, name)
-        if isinstance(value, DescriptorRecord):
+        if isinstance(value, Composite) and value.base is not None:
             base = self.var(value.base, f"{name}_base")
             cls = self.sources.need(value.cls.__name__, value.cls, "the launch")
-            fields = ", ".join(f"{k}={literal(v)}" for k, v in value.fields.items())
+            fields = ", ".join(f"{k}={literal(v.value)}" for k, v in value.fields.items() if k != "base")
             var = self.sources.reserve(name, value)
             self.lines.append(f"{var} = {cls}({base}, {fields})")
             return var
-        text = literal(value)
+        text = literal(value.value) if isinstance(value, Value) else None
         if text is None:
             self.problems.append(f"argument {name} is a {type(value).__name__}, which a script cannot write")
         return text

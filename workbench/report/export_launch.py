@@ -5,15 +5,14 @@ which only the cell run has: the kernel object (to find the ``@triton.jit`` help
 which notebook names in ``--check``/``--bench-ref`` are which kernel arguments (``c1`` is the storage of
 ``c_desc.base``), the exact specialization Triton compiled (signature, constexprs, divisibility attributes),
 and the tensors' values where they are small enough to save. :func:`record_launch` takes all that at the end
-of the cell; tensors are held by weak reference only (a Report must not keep GPU memory alive), so values are
-saved only while the notebook still holds them, else the reproducer makes inputs from shape, dtype and seed.
+of the cell, the tensors as a ``launch_record.Record``: held by weak reference only (a Report must not keep GPU
+memory alive), so values are saved only while the notebook still holds them, else the reproducer makes inputs
+from shape, dtype and seed.
 """
 
 from __future__ import annotations
 
 import ast
-import dataclasses
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,45 +21,10 @@ from workbench.compile.targets import parse_target
 from workbench.compile.tuners import resolved
 from workbench.errors import WorkbenchError
 from workbench.run.fresh import _names
-from workbench.run.tensors import is_tensor, storage_key, tensors_in
+from workbench.run.launch_record import Record, View, is_tensor, tensors_in
 from workbench.run.verify import parse_check
 
-__all__ = ["DescriptorRecord", "Launch", "TensorRecord", "option_number", "record_launch", "tensor_record",
-           "unquote"]
-
-
-@dataclass
-class TensorRecord:
-    """One tensor as a view of its storage: enough to make it again (and its values, while alive)."""
-
-    dtype: str  # torch dtype name: 'bfloat16'
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    offset: int  # storage offset, in elements
-    storage: tuple  # workbench.run.tensors.storage_key: tensors that share it alias each other
-    storage_numel: int  # the storage's size in elements of ``dtype``
-    storage_bytes: int
-    ref: Any = field(default=None, repr=False, compare=False)  # weakref.ref to the tensor
-
-    def alive(self) -> Any:
-        return self.ref() if self.ref is not None else None
-
-    @property
-    def whole(self) -> bool:
-        """Whether this tensor is its storage, contiguous from its first element."""
-        n = 1
-        for s in self.shape:
-            n *= s
-        return self.offset == 0 and n == self.storage_numel and self.strides == _contiguous(self.shape)
-
-
-@dataclass
-class DescriptorRecord:
-    """A ``TensorDescriptor``: its base tensor and its other fields (shape, strides, block_shape, padding...)."""
-
-    base: TensorRecord
-    fields: dict[str, Any]
-    cls: Any  # its class (Triton's, or Gluon's TensorDescriptor)
+__all__ = ["Launch", "option_number", "record_launch", "unquote"]
 
 
 @dataclass
@@ -69,7 +33,7 @@ class Launch:
 
     kernel: Any  # the JITFunction
     grid: tuple[int, ...] | None
-    params: dict[str, Any]  # parameter -> TensorRecord | DescriptorRecord | plain value
+    record: Record  # the parameters' values (a storage of its own for each tensor an expression names, too)
     options: dict[str, Any]  # launch options: num_warps, num_stages, ...
     signature: dict[str, str]  # Triton's specialization of this launch (for a compile without a GPU)
     constexprs: dict[str, Any]
@@ -81,35 +45,9 @@ class Launch:
     bench_ref: str | None = None
     flops: float | None = None
     bytes: float | None = None
-    names: dict[str, Any] = field(default_factory=dict)  # expression text -> value (tensors as TensorRecord)
-    outputs: set = field(default_factory=set)  # storage keys of what the checks' ACTUAL sides evaluate to
+    names: dict[str, Any] = field(default_factory=dict)  # expression text -> value (tensors as the record's View)
+    outputs: set = field(default_factory=set)  # the record's storages that the checks' ACTUAL sides evaluate to
     compile_only: bool = False  # the cell said --compile-only: its reproducer compiles and launches nothing
-
-
-def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
-    out, step = [], 1
-    for s in reversed(shape):
-        out.append(step)
-        step *= max(s, 1)
-    return tuple(reversed(out))
-
-
-def tensor_record(t: Any) -> TensorRecord:
-    item = t.element_size()
-    return TensorRecord(
-        dtype=str(t.dtype).replace("torch.", ""), shape=tuple(int(s) for s in t.shape),
-        strides=tuple(int(s) for s in t.stride()), offset=int(t.storage_offset()), storage=storage_key(t),
-        storage_numel=int(t.untyped_storage().nbytes() // item), storage_bytes=int(t.untyped_storage().nbytes()),
-        ref=weakref.ref(t))
-
-
-def _record_value(v: Any) -> Any:
-    if is_tensor(v):
-        return tensor_record(v)
-    if type(v).__name__ == "TensorDescriptor" and dataclasses.is_dataclass(v) and is_tensor(getattr(v, "base", None)):
-        rest = {f.name: getattr(v, f.name) for f in dataclasses.fields(v) if f.name != "base"}
-        return DescriptorRecord(tensor_record(v.base), rest, type(v))
-    return v
 
 
 def unquote(s: str) -> str:
@@ -135,7 +73,7 @@ def _number(option: str, expr: str | None, ns: dict[str, Any]) -> float | None:
         return None
 
 
-def _expression_names(exprs: list[str], ns: dict[str, Any]) -> dict[str, Any]:
+def _expression_names(exprs: list[str], ns: dict[str, Any], rec: Record) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for expr in exprs:
         try:
@@ -143,25 +81,25 @@ def _expression_names(exprs: list[str], ns: dict[str, Any]) -> dict[str, Any]:
         except SyntaxError:
             continue
         for text, value in found:
-            out.setdefault(text, tensor_record(value) if is_tensor(value) else value)
+            out.setdefault(text, rec.view(value) if is_tensor(value) else value)
     return out
 
 
-def _outputs(actual: str | None, ns: dict[str, Any]) -> set:
+def _outputs(actual: str | None, ns: dict[str, Any], rec: Record) -> set[int]:
     """The storages a check's ACTUAL side evaluates to (what ``--check`` poisons before its fresh run)."""
     if not actual:
         return set()
     if any(isinstance(n, ast.Call) for n in ast.walk(ast.parse(actual, mode="eval"))):
         # evaluating a call could launch again: the tensors it names stand for what it returns
-        return {v.storage for _, v in _expression_names([actual], ns).items() if isinstance(v, TensorRecord)}
+        return {v.storage for v in _expression_names([actual], ns, rec).values() if isinstance(v, View)}
     try:
         value = eval(compile(actual, "<--check>", "eval"), ns)  # noqa: S307 - the user's own expression
     except Exception:
         return set()
-    return {storage_key(t) for t in tensors_in(value)}
+    return {rec.view(t).storage for t in tensors_in(value)}
 
 
-def _specialization(fn: Any, params: dict[str, Any], bound: dict[str, Any], options: dict[str, Any],
+def _specialization(fn: Any, bound: dict[str, Any], options: dict[str, Any],
                     target: str) -> tuple[dict[str, str], dict[str, Any], dict[tuple, Any]]:
     from triton.compiler import make_backend
 
@@ -187,11 +125,11 @@ def record_launch(entry: Any, args: Any, ns: dict[str, Any]) -> Launch | None:
 def _record(entry: Any, args: Any, ns: dict[str, Any]) -> Launch:
     fn, bound = resolved(entry.kernel, entry.bound)  # a direct workbench.compile(tuner, config=...) too
     names = list(getattr(fn, "arg_names", []) or [])
-    params = {n: _record_value(bound[n]) for n in names if n in bound}
+    rec = Record.of({n: bound[n] for n in names if n in bound})
     options = {k: v for k, v in bound.items() if k not in names and k in _OPTION_NAMES}
     target = getattr(args, "target", None) or "sm_90"
     try:
-        signature, constexprs, attrs = _specialization(fn, params, bound, options, target)
+        signature, constexprs, attrs = _specialization(fn, bound, options, target)
     except Exception:
         signature, constexprs, attrs = {}, {}, {}
     checks = [unquote(c) for c in (getattr(args, "check", None) or [])]
@@ -202,13 +140,13 @@ def _record(entry: Any, args: Any, ns: dict[str, Any]) -> Launch:
         except SyntaxError:
             continue
         exprs += [e for e in (spec.actual, spec.expected) if e] if spec.actual else [spec.expr]
-        outputs |= _outputs(spec.actual, ns)
+        outputs |= _outputs(spec.actual, ns, rec)
     bench_ref = unquote(args.bench_ref) if getattr(args, "bench_ref", None) else None
     exprs += [bench_ref] if bench_ref else []
-    return Launch(kernel=fn, grid=tuple(entry.grid) if entry.grid else None, params=params, options=options,
+    return Launch(kernel=fn, grid=tuple(entry.grid) if entry.grid else None, record=rec, options=options,
                   signature=signature, constexprs=constexprs, attrs=attrs, target=target, checks=checks,
                   atol=getattr(args, "atol", None), rtol=getattr(args, "rtol", None), bench_ref=bench_ref,
                   flops=_number("--flops", getattr(args, "flops", None), ns),
                   bytes=_number("--bytes", getattr(args, "bytes", None), ns),
-                  names=_expression_names(exprs, ns), outputs=outputs,
+                  names=_expression_names(exprs, ns, rec), outputs=outputs,
                   compile_only=bool(getattr(args, "compile_only", False)))

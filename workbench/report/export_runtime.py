@@ -3,7 +3,7 @@ was reproduced; or, with no GPU, compile for the Report's target only.
 
 Nothing here runs inside the workbench: ``workbench.report.export_script`` copies these functions into each
 script (with ``workbench.run.verify.evaluate``, the ``--check`` of the cell itself, and
-``workbench.run.tensors.poison_``), which then needs only torch and Triton with uTLX.
+``workbench.run.launch_record.poison_``), which then needs only torch and Triton with uTLX.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import triton
 
 from workbench.compile.triton_reach import gluon_source_class
 from workbench.measure.timing import bench
-from workbench.run.tensors import poison_
+from workbench.run.launch_record import poison_
 from workbench.run.verify import CheckSpec, evaluate
 
 __all__ = ["repro_compile", "repro_device", "repro_run", "repro_tensor"]

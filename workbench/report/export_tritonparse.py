@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.report.report import jsonable
+from workbench.run.launch_record import Value
 
 __all__ = ["LOG_PREFIX", "trace_events", "write_trace"]
 
@@ -120,10 +121,10 @@ def _argument(a: dict[str, Any], live: Any) -> dict[str, Any]:
         return _tensor_info(a.get("dtype"), a.get("shape") or [], a.get("strides"), a.get("device"),
                             getattr(live, "offset", None))
     if kind == "descriptor":
-        fields = dict(getattr(live, "fields", {}) or {})
+        fields = {k: v.value for k, v in live.fields.items() if isinstance(v, Value)} if live is not None else {}
         base = getattr(live, "base", None)
         base_info = _tensor_info(a.get("dtype"), list(base.shape) if base else a.get("shape") or [],
-                                 list(base.strides) if base else None, a.get("device"), base.offset if base else None)
+                                 list(base.stride) if base else None, a.get("device"), base.offset if base else None)
         return {"type": "TensorDescriptor", "base": base_info, "shape": jsonable(fields.get("shape", a.get("shape"))),
                 "strides": jsonable(fields.get("strides")), "block_shape": (a.get("value") or {}).get("block_shape"),
                 "padding": str(fields.get("padding") or "zero")}
@@ -136,7 +137,8 @@ def _argument(a: dict[str, Any], live: Any) -> dict[str, Any]:
 
 
 def launch_events(report: Any, meta: dict[str, Any]) -> list[dict[str, Any]]:
-    live = getattr(getattr(report, "launch", None), "params", {}) or {}
+    launch = getattr(report, "launch", None)
+    live = launch.record.args if launch is not None else {}
     out = []
     for run in report.runs:
         grid = list(run.get("grid") or [1])

@@ -1,5 +1,6 @@
-"""Launch arguments: bound to the kernel's parameters, described for the Report, and reduced to a
-cheap stand-in for Triton's specialization (to tell launches of one compiled kernel apart)."""
+"""Launch arguments: bound to the kernel's parameters, described for the Report (as their
+``launch_record``), and reduced to a cheap stand-in for Triton's specialization (to tell launches of one
+compiled kernel apart)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import inspect
 from typing import Any
 
 from workbench.compile.tuners import arg_names, base_jit
-from workbench.ir.json_values import jsonable
+from workbench.run.launch_record import Record, is_tensor
 
 __all__ = ["bind_arguments", "describe_arguments"]
 
@@ -43,45 +44,9 @@ def _defaults(fn: Any) -> tuple[tuple[str, Any], ...]:
         return ()
 
 
-def _describe(name: str, v: Any, constexpr: bool) -> dict[str, Any]:
-    if hasattr(v, "data_ptr") and hasattr(v, "dtype") and hasattr(v, "shape"):
-        return {
-            "name": name,
-            "kind": "tensor",
-            "dtype": str(v.dtype).replace("torch.", ""),
-            "shape": [int(s) for s in v.shape],
-            "strides": [int(s) for s in v.stride()] if hasattr(v, "stride") else None,
-            "device": str(getattr(v, "device", None)),
-        }
-    if type(v).__name__ == "TensorDescriptor":
-        base = getattr(v, "base", None)
-        return {
-            "name": name,
-            "kind": "descriptor",
-            "dtype": str(getattr(base, "dtype", None)).replace("torch.", ""),
-            "shape": [int(s) for s in getattr(v, "shape", [])],
-            "device": str(getattr(base, "device", None)),
-            "value": {"block_shape": jsonable(list(getattr(v, "block_shape", []) or []))},
-        }
-    if constexpr:
-        return {"name": name, "kind": "constexpr", "value": jsonable(getattr(v, "value", v))}
-    if v is None:
-        return {"name": name, "kind": "none", "value": None}
-    if isinstance(v, bool):
-        return {"name": name, "kind": "bool", "value": v}
-    if isinstance(v, int):
-        return {"name": name, "kind": "int", "value": v}
-    if isinstance(v, float):
-        return {"name": name, "kind": "float", "value": jsonable(v)}
-    if isinstance(v, tuple):
-        return {"name": name, "kind": "tuple", "value": jsonable(v)}
-    return {"name": name, "kind": "other", "value": repr(v)[:200]}
-
-
 def describe_arguments(kernel: Any, bound: dict[str, Any]) -> list[dict[str, Any]]:
     """The schema's run ``arguments`` for bound launch arguments."""
-    consts = _constexpr_names(kernel)
-    return [_describe(k, v, k in consts) for k, v in bound.items()]
+    return Record.of(bound).arguments(_constexpr_names(kernel))
 
 
 def launch_spec(kernel: Any, bound: dict[str, Any]) -> tuple[Any, ...]:
@@ -97,7 +62,7 @@ def _spec(v: Any, constexpr: bool) -> Any:
     """A cheap stand-in for Triton's specialization of one argument (for de-duplicating launches)."""
     if constexpr:
         return ("c", repr(v))
-    if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
+    if is_tensor(v):
         try:
             return ("t", str(v.dtype), v.data_ptr() % 16 == 0, str(getattr(v, "device", "")))
         except Exception:

@@ -329,8 +329,8 @@ class Capture:
 
     def _remember_interpreted(self, entry: Captured, kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any,
                               bound: dict[str, Any]) -> None:
+        from workbench.run.launch_record import tensors_in
         from workbench.run.launching import MAX_REPLAYS, Replay
-        from workbench.run.tensors import tensors_in
 
         def again() -> None:
             self._interpret(entry, kernel, args, kwargs, grid)

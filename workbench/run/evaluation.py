@@ -40,8 +40,8 @@ from typing import Any
 
 from workbench.run.jobs import report
 from workbench.run.judge import judge, reference_at_high_precision, rule_for
+from workbench.run.launch_record import is_tensor, storage_key
 from workbench.run.tamper import Clock, OpLog, Watch
-from workbench.run.tensors import is_tensor, storage_key
 
 __all__ = ["evaluate_candidate", "load_callable"]
 
@@ -291,13 +291,10 @@ def _trial(cand: Callable[..., Any], ref: _Reference, inputs: tuple, job: dict, 
         t.guards.append(f"runs every op the reference runs ({', '.join(sorted(core))}): it computes the reference")
     if ref.called:
         t.guards.append("called the reference")
-    tf32 = any("tf32" in _dots(e) for e in call.entries)
-    dtypes = [v.dtype for v in g.kept if is_tensor(v) and v.is_floating_point()]
     if len(t.outputs) != len(t.expected):
         t.guards.append(f"returned {len(t.outputs)} outputs, the reference {len(t.expected)}")
         return t
-    rules = [rule_for(getattr(o, "dtype", e.dtype), dtypes, reference=e.dtype, tf32=tf32, atol=job.get("atol"),
-                      rtol=job.get("rtol")) for o, e in zip(t.outputs, t.expected, strict=True)]
+    rules = _rules(t.outputs, t.expected, g, call, job)
     for i, (o, e, rule) in enumerate(zip(t.outputs, t.expected, rules, strict=True)):
         t.verdicts.append(judge(o, e, label=f"output {i}", rule=rule))
     if prev is not None and prev.outputs and len(prev.outputs) == len(t.outputs):
@@ -311,6 +308,15 @@ def _trial(cand: Callable[..., Any], ref: _Reference, inputs: tuple, job: dict, 
     if note:
         t.guards_note = note  # type: ignore[attr-defined]
     return t
+
+
+def _rules(outputs: list[Any], expected: list[Any], g: _Guarded, call: _Call, job: dict) -> list[Any]:
+    """The judge's rule for each output: its dtype, the inputs', the reference's, tf32 where the kernel's dots use
+    it (read from the TTIR of what the call launched), the caller's atol/rtol."""
+    tf32 = any("tf32" in _dots(e) for e in call.entries)
+    dtypes = [v.dtype for v in g.kept if is_tensor(v) and v.is_floating_point()]
+    return [rule_for(getattr(o, "dtype", e.dtype), dtypes, reference=e.dtype, tf32=tf32, atol=job.get("atol"),
+                     rtol=job.get("rtol")) for o, e in zip(outputs, expected, strict=False)]
 
 
 def _dots(entry: Any) -> set[str]:
@@ -392,11 +398,10 @@ def _shape(cand: Callable[..., Any], ref: _Reference, make: Callable[..., Any], 
         g = _Guarded(tuple(make(shape, int(job.get("seed", 0)) + 1000, device)))
         _call_candidate(cand, ref, g, device != "cpu")
         g.refill(tuple(make(shape, int(job.get("seed", 0)) + 2000, device)))
-        out2 = _call_candidate(cand, ref, g, device != "cpu").out
+        call = _call_candidate(cand, ref, g, device != "cpu")
         expected, _ = reference_at_high_precision(lambda up: ref.fn(*up(g.kept)), ref.fn(*g.kept))
-        dtypes = [v.dtype for v in g.kept if is_tensor(v) and v.is_floating_point()]
-        vs = [judge(o, e, inputs=dtypes, atol=job.get("atol"), rtol=job.get("rtol"))
-              for o, e in zip(_outputs(out2), _outputs(expected), strict=False)]
+        outs, exps = _outputs(call.out), _outputs(expected)
+        vs = [judge(o, e, rule=r) for o, e, r in zip(outs, exps, _rules(outs, exps, g, call, job), strict=False)]
         if not all(v.passed for v in vs):
             guards.append("gave a stale output after its inputs were refilled in place (a result cached by address)")
     changed = watch.changed()

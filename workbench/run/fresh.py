@@ -26,7 +26,7 @@ import ast
 import random
 from typing import Any
 
-from workbench.run.tensors import poison_, refill_, storage_key, tensors_in
+from workbench.run.launch_record import poison_, refill_, storage_key, tensors_in
 from workbench.run.verify import CheckSpec, evaluate, skipped
 
 __all__ = ["combine", "fresh_checks"]

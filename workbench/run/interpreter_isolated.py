@@ -94,20 +94,7 @@ def _request(kernel: Any, args: tuple, kwargs: dict[str, Any], grid: Any) -> tup
     request = {"interpret": True, "kernel": portable.dumps((kernel, grid)), "args": specs[:len(args)],
                "kwargs": dict(zip(kwargs, specs[len(args):], strict=True)), "storages": sent,
                "sys_path": [os.path.abspath(p) for p in sys.path]}  # a kernel imported by reference is found
-    return request, _storages(specs, values)
-
-
-def _storages(specs: list[Any], values: list[Any]) -> dict[int, Any]:
-    """token -> the notebook's storage, walking the specs beside the values they were made from."""
-    out: dict[int, Any] = {}
-    for spec, v in zip(specs, values, strict=True):
-        if spec[0] == "t":
-            out[spec[1]] = v.untyped_storage()
-        elif spec[0] == "u":
-            out |= _storages(spec[1], list(v))
-        elif spec[0] == "d":
-            out |= _storages(list(spec[2].values()), [getattr(v, f) for f in spec[2]])
-    return out
+    return request, enc.copied
 
 
 def _write_back(storages: dict[int, Any], changed: dict[int, bytes]) -> None:

@@ -21,8 +21,8 @@ from typing import Any
 from workbench.check import check_artifact
 from workbench.compile import progress
 from workbench.errors import WorkbenchError
+from workbench.run.launch_record import tensors_in
 from workbench.run.protocol import Encoder, UnsendableArgument, kernel_ref
-from workbench.run.tensors import tensors_in
 from workbench.run.watchdog import Outcome, Worker, WorkerError
 
 __all__ = ["KernelFaultError", "KernelHangError", "default_timeout", "failure_error", "finding_lines", "launch",

@@ -23,8 +23,8 @@ from typing import Any
 
 from workbench.compile.tuners import base_jit
 from workbench.run import isolate
+from workbench.run.launch_record import tensors_in
 from workbench.run.protocol import UnsendableArgument
-from workbench.run.tensors import tensors_in
 
 __all__ = ["MAX_REPLAYS", "Replay", "launch_grid", "on_gpu"]
 

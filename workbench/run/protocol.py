@@ -2,15 +2,9 @@
 
 A launch request holds the kernel (a ``KernelRef``: the files Triton's cache holds for it, never the
 Python function, which may live in a notebook cell the worker cannot import), the grid, and the
-arguments as a spec tree:
-
-- ``("c", None)``: a constexpr parameter (Triton's launcher skips it);
-- ``("v", value)``: an int, float, bool, None or string, as is;
-- ``("t", token, dtype, offset, shape, stride)``: a tensor, as a view of a storage sent once
-  (``token``) with its element offset, shape and strides;
-- ``("d", cls, {field: spec})``: a dataclass holding tensors (``TensorDescriptor``, Gluon's
-  descriptor), rebuilt by calling ``cls(**fields)`` around the worker's tensors;
-- ``("u", [spec, ...])``: a tuple.
+arguments as ``workbench.run.launch_record`` specs whose views name storages by token (a constexpr
+parameter, which Triton's launcher skips, is ``Value(None)``). The worker rebuilds them with the same
+``launch_record.rebuild`` every other path uses.
 
 Storages travel in one of two ways (``Encoder(mode=...)``):
 
@@ -26,13 +20,12 @@ Storages travel in one of two ways (``Encoder(mode=...)``):
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.compile.triton_reach import storage_id
-from workbench.run.tensors import is_tensor
+from workbench.run.launch_record import Record, Value, rebuild, relabel, storage_bytes
 
 __all__ = ["Decoder", "Encoder", "KernelRef", "UnsendableArgument", "kernel_ref"]
 
@@ -64,13 +57,6 @@ def kernel_ref(compiled: Any, arg_names: list[str]) -> KernelRef:
                      signature=dict(compiled.src.signature), arg_names=tuple(arg_names))
 
 
-def _storage_bytes(storage: Any) -> bytes:
-    import torch
-
-    cpu = storage.cpu() if storage.device.type != "cpu" else storage
-    return bytes(torch.empty(0, dtype=torch.uint8).set_(cpu).numpy().tobytes())
-
-
 class Encoder:
     """Client side: turns launch arguments into specs and the storages the worker does not hold yet."""
 
@@ -81,15 +67,20 @@ class Encoder:
         self._sent: dict[int, tuple[int, Any, int, int]] = {}  # storage cdata -> (token, weakref, ptr, nbytes)
         self._pending: dict[int, Any] = {}  # token -> payload, for the next request
         self._drop: list[int] = []
-        self._copied: dict[tuple[int, int], int] = {}  # copy mode: (ptr, nbytes) -> token, per request
+        self.copied: dict[int, Any] = {}  # copy mode: token -> the caller's storage (to write results back)
 
     def encode(self, values: list[Any], constexpr: list[bool]) -> list[Any]:
-        return [("c", None) if c else self._spec(v) for v, c in zip(values, constexpr, strict=True)]
+        for v in values:
+            if hasattr(v, "data_ptr") and not hasattr(v, "untyped_storage"):
+                raise UnsendableArgument(f"{type(v).__name__} is not a torch tensor: it cannot be shared with a worker")
+        rec = Record.of({i: None if c else v for i, (v, c) in enumerate(zip(values, constexpr, strict=True))})
+        tokens = [self._token(rec.live(i)) for i in range(len(rec.storages))]
+        return [Value(None) if c else relabel(rec.args[i], tokens) for i, c in enumerate(constexpr)]
 
     def take(self) -> tuple[dict[int, Any], list[int]]:
         """The storages to send with this request and the tokens the worker may drop."""
         storages, drop = self._pending, self._drop
-        self._pending, self._drop, self._copied = {}, [], {}
+        self._pending, self._drop = {}, []
         return storages, drop
 
     def collect(self) -> None:
@@ -99,39 +90,18 @@ class Encoder:
                 del self._sent[cdata]
                 self._drop.append(token)
 
-    def _spec(self, v: Any) -> Any:
-        if v is None or isinstance(v, bool | int | float | str):
-            return ("v", v)
-        if is_tensor(v):
-            return self._tensor(v)
-        if isinstance(v, tuple):
-            return ("u", [self._spec(x) for x in v])
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            fields = {f.name: self._spec(getattr(v, f.name)) if is_tensor(getattr(v, f.name))
-                      else ("v", getattr(v, f.name)) for f in dataclasses.fields(v) if f.init}
-            return ("d", type(v), fields)
-        if hasattr(v, "data_ptr"):
-            raise UnsendableArgument(f"{type(v).__name__} is not a torch tensor: it cannot be shared with a worker")
-        return ("v", v)
-
-    def _tensor(self, t: Any) -> Any:
-        if self.mode == "ipc" and t.device.type != "cuda":
+    def _token(self, t: Any) -> int:
+        if self.mode == "copy":
+            token = next(_TOKENS)
+            self._pending[token] = ("bytes", t.untyped_storage().nbytes(), storage_bytes(t))
+            self.copied[token] = t.untyped_storage()
+            return token
+        if t.device.type != "cuda":
             raise UnsendableArgument(f"a {t.device.type} tensor ({tuple(t.shape)}, {t.dtype}) was passed to a GPU "
                                      "kernel: create it on the GPU (device=DEVICE)")
-        storage = t.untyped_storage()
-        token = self._token(storage)
-        return ("t", token, str(t.dtype).replace("torch.", ""), int(t.storage_offset()),
-                tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()))
-
-    def _token(self, storage: Any) -> int:
-        if self.mode == "copy":
-            where = (storage.data_ptr(), storage.nbytes())
-            if where not in self._copied:
-                self._copied[where] = token = next(_TOKENS)
-                self._pending[token] = ("bytes", storage.nbytes(), _storage_bytes(storage))
-            return self._copied[where]
         from torch.multiprocessing.reductions import StorageWeakRef
 
+        storage = t.untyped_storage()
         cdata = storage_id(storage)
         known = self._sent.get(cdata)
         if known is not None:
@@ -181,23 +151,7 @@ class Decoder:
             self.storages.pop(token, None)
 
     def decode(self, spec: Any) -> Any:
-        tag = spec[0]
-        if tag in ("c", "v"):
-            return spec[1]
-        if tag == "u":
-            return tuple(self.decode(s) for s in spec[1])
-        if tag == "t":
-            return self._tensor(*spec[1:])
-        if tag == "d":
-            cls, fields = spec[1], spec[2]
-            return cls(**{name: self.decode(s) for name, s in fields.items()})
-        raise ValueError(f"unknown argument spec {tag!r}")
-
-    def _tensor(self, token: int, dtype: str, offset: int, shape: tuple, stride: tuple) -> Any:
-        import torch
-
-        base = self.storages.get(token)
-        if base is None:
-            raise KeyError(f"storage {token} was not sent to this worker")
-        view = torch.empty(0, dtype=getattr(torch, dtype), device=base.device)
-        return view.set_(base.untyped_storage(), offset, shape, stride)
+        try:
+            return rebuild(spec, self.storages)
+        except KeyError as e:
+            raise KeyError(f"storage {e.args[0]} was not sent to this worker") from None

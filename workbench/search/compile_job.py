@@ -19,7 +19,6 @@ from workbench.compile import portable
 from workbench.errors import WorkbenchError
 from workbench.search.problem import Problem
 from workbench.search.space import Candidate
-from workbench.search.specs import build
 
 __all__ = ["Binary", "CompileOutcome", "compile_candidate", "node_name"]
 
@@ -108,7 +107,7 @@ def compile_candidate(problem: Problem, cand: Candidate) -> CompileOutcome:
         from workbench.compile import compile as compile_kernel
 
         kernel = _kernel(problem)
-        values, _ = build(problem.specs, problem.storages, "meta", blocks=cand.blocks)
+        values, _ = problem.record.build("meta", blocks=cand.blocks)
         art = compile_kernel(kernel, target=problem.target, binary=True, detail="checks", **values,
                                 **cand.options)
     except Exception as e:

@@ -140,10 +140,11 @@ class _RunActor:
         self.jobs = Jobs(gpu=device != "cpu", name="evaluate")
 
     def run(self, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        t0 = time.perf_counter()
         a = self.jobs.call(JOB, {**job, "device": self.device}, timeout_s=timeout_s)
         rows = a.reported("row")
         if rows:
-            return rows[-1]
+            return {**rows[-1], "run_s": round(time.perf_counter() - t0, 3)}  # the worker's whole call
         failure = a.failure or "no row"
         status = "hang" if failure.startswith("hung") else "fault"
         return {"candidate": job["name"], "status": status, "reasons": [failure], "shapes": [], "flags": []}
@@ -181,6 +182,7 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
     jobs = [{**base, "candidate": _spec_of(c, "candidate"), "name": n} for c, n in zip(candidates, names,
                                                                                       strict=True)]
     info_cluster = connect(cluster)
+    phases = {"connect_s": round(time.perf_counter() - t0, 3)}  # where the wall time goes (with each row's run_s)
     gpus = info_cluster["gpus"]
     say = _progress(progress, len(jobs))
     compile_fn = ray.remote(num_cpus=1, max_retries=1)(_compile_remote)
@@ -200,6 +202,7 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
             for ref in ready:
                 if ref in compiles:
                     i = compiles.pop(ref)
+                    phases["compiled_by_s"] = round(time.perf_counter() - t0, 3)  # the last compile's end, at last
                     compiled[i] = _get(ray, ref, {"compile_error": "the compile process died", "findings": []})
                     c = compiled[i]
                     errors = [f for f in c["findings"] if f.get("severity") == "error"]
@@ -231,7 +234,7 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
             out.close()
     info = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "cluster": info_cluster,
             "device": "cuda" if gpus else "cpu (Triton's interpreter)", "wall_s": round(time.perf_counter() - t0, 3),
-            "shapes": base["shapes"], "trials": trials}
+            "shapes": base["shapes"], "trials": trials, **phases}
     return EvaluationResult([r for r in rows if r is not None], info)
 
 

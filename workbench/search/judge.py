@@ -25,11 +25,10 @@ from typing import Any
 from workbench.compile import portable
 from workbench.measure.interleave import ratio, rounds
 from workbench.run.judge import reference_at_high_precision
-from workbench.run.tensors import poison_
+from workbench.run.launch_record import poison_, with_blocks
 from workbench.search.compile_job import Binary, node_name
 from workbench.search.problem import Problem, format_exception
 from workbench.search.space import Candidate
-from workbench.search.specs import DescSpec, TensorSpec, build, with_blocks
 
 __all__ = ["Judge", "SetupError"]
 
@@ -50,7 +49,7 @@ def _output_names(problem: Problem, values: dict[str, Any], expected: list[Any])
                              f"({', '.join(problem.outputs)})")
         return list(problem.outputs)
     names: list[str] = []
-    tensors = [n for n, s in problem.specs.items() if isinstance(s, TensorSpec | DescSpec)]
+    tensors = [n for n in problem.record.args if problem.record.root(n) is not None]
     for e in expected:
         shape = tuple(getattr(e, "shape", ()))
         fits = [n for n in tensors if n not in names and tuple(_tensor(values[n]).shape) == shape]
@@ -98,7 +97,7 @@ class Judge:
             return self.info()
         t0 = time.perf_counter()
         self.problem = problem
-        self.values, self.bufs = build(problem.specs, problem.storages, self.device, seed=seed)
+        self.values, self.bufs = problem.record.build(self.device, seed=seed)
         self.snapshot = [b.clone() for b in self.bufs]
         self.positional = [self.values[n] for n in problem.positional]
         self.reference = portable.loads(problem.reference) if problem.reference else None
@@ -119,12 +118,10 @@ class Judge:
             self.expected = [torch.as_tensor(g).detach().clone() for g in got]
             self._restore()
             self.outputs = _output_names(problem, self.values, self.expected)
-        out_storages = {problem.specs[n].storage if isinstance(problem.specs[n], TensorSpec)
-                        else problem.specs[n].base.storage for n in self.outputs}
-        self.input_dtypes = [problem.storages[i].dtype for i in {s.storage if isinstance(s, TensorSpec) else
-                                                                 s.base.storage for s in problem.specs.values()
-                                                                 if isinstance(s, TensorSpec | DescSpec)}
-                             if i not in out_storages]
+        rec = problem.record
+        out_storages = {rec.root(n).storage for n in self.outputs}
+        self.input_dtypes = [rec.storages[i].dtype for i in {rec.root(n).storage for n in rec.args
+                                                             if rec.root(n) is not None} if i not in out_storages]
         self.setup_s = time.perf_counter() - t0
         return self.info()
 

@@ -19,8 +19,8 @@ from typing import Any
 from workbench.compile import portable
 from workbench.compile.tuners import base_jit
 from workbench.errors import ArgumentError
+from workbench.run.launch_record import Record, descriptor_shapes
 from workbench.search.space import LAUNCH_OPTIONS, Candidate, configs_of, tuner_parts
-from workbench.search.specs import DescSpec, StorageSpec, TensorSpec, build, describe, descriptor_shapes
 
 __all__ = ["Problem", "prepare"]
 
@@ -33,8 +33,7 @@ class Problem:
     arg_names: list[str]
     constexprs: list[str]
     positional: list[str]  # the names of the call's positional arguments (the reference gets them in order)
-    specs: dict[str, Any]  # the call's named values as specs (positional arguments bound to their names)
-    storages: list[StorageSpec]
+    record: Record  # the call's named values (positional arguments bound to their names), taken with data
     target: str
     reference: bytes | None = None  # portable.dumps of the reference callable
     outputs: list[str] | None = None  # argument names the kernel writes, compared with the reference's values
@@ -67,10 +66,9 @@ def _bind(fn: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
     return named
 
 
-def _concrete(cand: Candidate, specs: dict[str, Any], storages: list[StorageSpec], params: list[str],
-              grid: Any, tuner_hook: Callable | None) -> None:
+def _concrete(cand: Candidate, record: Record, params: list[str], grid: Any, tuner_hook: Callable | None) -> None:
     """Run the candidate's pre_hook(s) on meta copies, keep what they set, evaluate its grid."""
-    values, _ = build(specs, storages, "meta")
+    values, _ = record.build("meta")
     full = {**values, **cand.options}
     try:
         if cand.pre_hook is not None:
@@ -95,9 +93,9 @@ def _concrete(cand: Candidate, specs: dict[str, Any], storages: list[StorageSpec
     cand.grid = g
 
 
-def _problem_id(name: str, kernel: bytes, specs: dict[str, Any], target: str) -> str:
+def _problem_id(name: str, kernel: bytes, record: Record, target: str) -> str:
     h = hashlib.sha256(kernel)
-    h.update(repr(sorted((k, repr(v)) for k, v in specs.items())).encode())
+    h.update(repr(sorted((k, repr(v)) for k, v in record.args.items())).encode())
     h.update(target.encode())
     return f"{name}-{h.hexdigest()[:16]}"
 
@@ -116,16 +114,16 @@ def prepare(kernel: Any, space: Any, args: tuple, kwargs: dict[str, Any], *, gri
     cands = configs_of(kernel, space, params, named, {**kwargs, **launch_opts})
     for c in cands:  # the call's launch options (num_warps=...) apply to every config that does not set them
         c.options = {**launch_opts, **c.options}
-    specs, storages = describe(named)
+    record = Record.of(named, with_data=True)
     parts = tuner_parts(kernel)
     tuner_hook = parts["pre_hook"] if parts else None
     for c in cands:
-        _concrete(c, specs, storages, params, grid, tuner_hook)
+        _concrete(c, record, params, grid, tuner_hook)
     for name in outputs or []:
         if name not in params:
             raise ArgumentError(f"outputs names {name!r}, which is not a parameter of {fn.__name__}",
                                 hint=f"its parameters: {', '.join(params)}")
-        if not isinstance(specs.get(name), TensorSpec | DescSpec):
+        if record.root(name) is None:
             raise ArgumentError(f"outputs names {name!r}, which is not a tensor or descriptor argument of the call")
     try:
         data = portable.dumps(fn)
@@ -135,8 +133,8 @@ def prepare(kernel: Any, space: Any, args: tuple, kwargs: dict[str, Any], *, gri
         raise ArgumentError(f"the kernel, reference or hook cannot be sent to the search's workers: "
                             f"{type(e).__name__}: {e}", hint="define them at the top level of a cell or module") from e
     consts = [p.name for p in fn.params if p.is_constexpr]
-    problem = Problem(_problem_id(fn.__name__, data, specs, target), fn.__name__, data, params, consts,
-                      params[:len(args)], specs, storages, target, ref, list(outputs) if outputs else None,
+    problem = Problem(_problem_id(fn.__name__, data, record, target), fn.__name__, data, params, consts,
+                      params[:len(args)], record, target, ref, list(outputs) if outputs else None,
                       tuner_pre_hook=hook, **settings)
     return problem, cands
 

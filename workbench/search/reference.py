@@ -14,19 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.errors import CheckError
-from workbench.run.tensors import is_tensor, storage_key
+from workbench.run.launch_record import Record, View, is_tensor, rebuild
 
 __all__ = ["ExpressionReference", "reference_from_check"]
-
-
-@dataclass
-class _View:
-    position: int  # of the argument among the launch's positional arguments
-    attr: str | None  # "base" for a descriptor
-    offset: int
-    shape: tuple[int, ...]
-    stride: tuple[int, ...]
-    dtype: str
 
 
 @dataclass
@@ -34,36 +24,16 @@ class ExpressionReference:
     """Callable as a search's reference: ``ref(*args)`` -> EXPECTED's value over those arguments."""
 
     expected: str
-    views: dict[str, _View] = field(default_factory=dict)
+    views: dict[str, View] = field(default_factory=dict)  # of the storages of the launch's record
     values: dict[str, Any] = field(default_factory=dict)
 
     def __call__(self, *args: Any) -> Any:
         import torch
 
-        ns: dict[str, Any] = {"torch": torch, **self.values}
-        for name, v in self.views.items():
-            base = args[v.position] if v.attr is None else getattr(args[v.position], v.attr)
-            ns[name] = torch.empty(0, dtype=getattr(torch, v.dtype), device=base.device).set_(
-                base.untyped_storage(), v.offset, v.shape, v.stride)
+        rec = Record.of(dict(enumerate(args)))  # the worker's arguments alias as the caller's: storages match
+        bufs = {i: rec.live(i) for i in range(len(rec.storages))}
+        ns: dict[str, Any] = {"torch": torch, **self.values, **{k: rebuild(v, bufs) for k, v in self.views.items()}}
         return eval(compile(self.expected, "<--check>", "eval"), ns)  # noqa: S307 - the user's own expression
-
-
-def _arg_tensors(args: tuple) -> list[tuple[int, str | None, Any]]:
-    out = []
-    for i, a in enumerate(args):
-        if is_tensor(a):
-            out.append((i, None, a))
-        elif is_tensor(getattr(a, "base", None)) and hasattr(a, "block_shape"):
-            out.append((i, "base", a.base))
-    return out
-
-
-def _view_of(t: Any, args: tuple) -> _View | None:
-    for pos, attr, a in _arg_tensors(args):
-        if storage_key(a) == storage_key(t):
-            return _View(pos, attr, int(t.storage_offset()), tuple(t.shape), tuple(t.stride()),
-                         str(t.dtype).replace("torch.", ""))
-    return None
 
 
 def _names(expr: str) -> list[str]:
@@ -74,9 +44,12 @@ def _names(expr: str) -> list[str]:
 def reference_from_check(actual: str, expected: str, ns: dict[str, Any], args: tuple,
                          arg_names: list[str]) -> tuple[ExpressionReference, list[str]]:
     """The reference and the output argument of ``--check "ACTUAL: EXPECTED"`` for a launch with ``args``."""
+    rec = Record.of(dict(enumerate(args)))
     out = ns.get(actual.strip()) if actual.strip().isidentifier() else None
-    view = _view_of(out, args) if is_tensor(out) else None
-    if view is None:
+    view = rec.view_of(out) if is_tensor(out) else None
+    position = next((i for i in rec.args if rec.root(i) is not None and rec.root(i).storage == view.storage), None) \
+        if view is not None else None
+    if position is None:
         raise CheckError(f"--check {actual}: {expected}: with --search, ACTUAL must name a tensor the launch writes "
                          f"(an argument or a descriptor's base); {actual.strip()!r} is not one",
                          hint='e.g. --check "c: a @ b" where c is the output tensor the cell passes to the kernel')
@@ -87,9 +60,9 @@ def reference_from_check(actual: str, expected: str, ns: dict[str, Any], args: t
                 continue
             raise CheckError(f"--check: {name!r} is not defined in the notebook")
         v = ns[name]
-        vw = _view_of(v, args) if is_tensor(v) else None
+        vw = rec.view_of(v) if is_tensor(v) else None
         if vw is not None:
             ref.views[name] = vw
         else:
             ref.values[name] = v
-    return ref, [arg_names[view.position]]
+    return ref, [arg_names[position]]

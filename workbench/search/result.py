@@ -11,7 +11,6 @@ from typing import Any
 
 from workbench.search.ranking import score
 from workbench.search.space import Candidate
-from workbench.search.specs import build
 
 __all__ = ["COLUMNS", "STATUSES", "SearchResult", "last", "show_candidate"]
 
@@ -172,7 +171,7 @@ class SearchResult:
         if not self.has_kernel(i):
             r = self.rows.get(i, {})
             raise LookupError(f"candidate {i} has no compiled kernel to report ({r.get('status')}: {r.get('error')})")
-        values, _ = build(self.problem.specs, self.problem.storages, "meta", blocks=cand.blocks)
+        values, _ = self.problem.record.build("meta", blocks=cand.blocks)
         art = compile_kernel(self.kernel_fn, target=self.target, **values, **cand.options)  # a Triton cache hit
         row = self.rows.get(i, {})
         ran = row.get("status") in ("ok", "check-failed", "hang", "fault")
