@@ -5,8 +5,8 @@
 Runs ``pytest -m gpu tests`` in this process (extra arguments go to pytest) and writes
 bench/results/gpu-tests-DATE.json: date, device, versions, the command, the source tree it ran on
 (``--tree``, else ``$WB_TREE``, else ``git rev-parse``: on the device machine a stale .git may answer), the
-counts, and every test's id, outcome and duration, with the failure text of those that failed.
-Exits with pytest's status.
+counts, and every test's id, outcome and duration, with the failure text of those that failed; rewritten after
+each test (``finished`` says whether pytest got to its end). Exits with pytest's status.
 """
 
 from __future__ import annotations
@@ -26,10 +26,12 @@ from recordings import source_tree  # noqa: E402
 
 
 class Recorder:
-    """pytest plugin: one row per test (the call phase, or setup when it failed or skipped there)."""
+    """pytest plugin: one row per test (the call phase, or setup when it failed or skipped there), the JSON
+    rewritten after each one (a run that is killed, or ends itself on a hung test, keeps what ran)."""
 
-    def __init__(self) -> None:
+    def __init__(self, doc: dict, path: str) -> None:
         self.rows: dict[str, dict] = {}
+        self.doc, self.path, self.t0 = doc, path, time.perf_counter()
 
     def pytest_runtest_logreport(self, report) -> None:
         if report.when != "call" and not (report.failed or report.skipped):
@@ -40,6 +42,17 @@ class Recorder:
         elif report.skipped and isinstance(report.longrepr, tuple):
             row["reason"] = report.longrepr[2]
         self.rows.setdefault(report.nodeid, row)
+        self.write()
+
+    def write(self, status: int | None = None) -> None:
+        rows = sorted(self.rows.values(), key=lambda r: r["test"])
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
+        self.doc.update(exit_status=status, finished=status is not None, counts=counts,
+                        wall_s=round(time.perf_counter() - self.t0, 1), tests=rows)
+        with open(self.path, "w") as f:
+            json.dump(self.doc, f, indent=2)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,16 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import triton
 
-    rec = Recorder()
     pytest_args = ["-q", "-m", "gpu", "-p", "no:cacheprovider", *(extra or ["tests"])]
-    t0 = time.perf_counter()
-    status = int(pytest.main(pytest_args, plugins=[rec]))
-    wall = time.perf_counter() - t0
-    rows = sorted(rec.rows.values(), key=lambda r: r["test"])
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
-
     now = dt.datetime.now(dt.UTC)
     path = args.json or os.path.join(ROOT, "bench", "results", f"gpu-tests-{now:%Y-%m-%d}.json")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -74,14 +78,11 @@ def main(argv: list[str] | None = None) -> int:
         command="python3 bench/gpu_tests.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         pytest_args=pytest_args,
         tree=source_tree(args.tree) or "unknown",
-        exit_status=status,
-        counts=counts,
-        wall_s=round(wall, 1),
-        tests=rows,
     )
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=2)
-    print(f"gpu tests: {counts} in {wall:.0f} s; wrote {os.path.relpath(path, ROOT)}")
+    rec = Recorder(doc, path)
+    status = int(pytest.main(pytest_args, plugins=[rec]))
+    rec.write(status)
+    print(f"gpu tests: {doc['counts']} in {doc['wall_s']:.0f} s; wrote {os.path.relpath(path, ROOT)}")
     return status
 
 

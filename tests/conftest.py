@@ -16,3 +16,30 @@ def ip():
     shell.run_line_magic("load_ext", "workbench")
     yield shell
     shell.run_line_magic("unload_ext", "workbench")
+
+
+GPU_TEST_LIMIT_S = float(os.environ.get("WB_GPU_TEST_LIMIT_S", "300"))
+
+
+@pytest.fixture(autouse=True)
+def _gpu_test_limit(request):
+    """A GPU test that runs past ``WB_GPU_TEST_LIMIT_S`` (300 s; a module's own ``GPU_TEST_LIMIT_S`` where it sets
+    one) ends the run, with every thread's traceback in
+    ``$WB_OUT/gpu-test-hang.txt`` (pytest holds stderr): a hang on the lent GPU then costs minutes, not the call,
+    and says where it waited."""
+    if request.node.get_closest_marker("gpu") is None:
+        yield
+        return
+    import faulthandler
+    import tempfile
+
+    limit = float(getattr(request.module, "GPU_TEST_LIMIT_S", GPU_TEST_LIMIT_S))
+    path = os.path.join(os.environ.get("WB_OUT") or tempfile.gettempdir(), "gpu-test-hang.txt")
+    with open(path, "w") as f:
+        f.write(f"{request.node.nodeid} ran past {limit:g} s; its threads:\n")
+        f.flush()
+        faulthandler.dump_traceback_later(limit, exit=True, file=f)
+        try:
+            yield
+        finally:
+            faulthandler.cancel_dump_traceback_later()

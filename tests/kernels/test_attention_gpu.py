@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 
 from tlx_kernels.attention.common import BENCH_SHAPES, LONG_SHAPES  # noqa: E402
 
+GPU_TEST_LIMIT_S = 900  # the slow test compiles every TLX config (conftest's hang limit)
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),

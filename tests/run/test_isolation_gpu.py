@@ -150,7 +150,7 @@ def test_storages_go_to_the_worker_once_and_are_dropped_once_freed():
     b = a[100:]
     specs = enc.encode([a, b], [False, False])
     sent, drop = enc.take()
-    assert len(sent) == 1 and drop == [] and specs[0][1] == specs[1][1] and specs[1][3] == 100
+    assert len(sent) == 1 and drop == [] and specs[0].storage == specs[1].storage and specs[1].offset == 100
     enc.encode([b], [False])
     assert enc.take() == ({}, [])  # already there
     del a, b, sent
