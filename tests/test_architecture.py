@@ -1,5 +1,5 @@
-"""The import rule of DESIGN.md's layers, kept true: imports only go down, no module is part of an import cycle,
-and no layer looks another up by name.
+"""The import rule of the layers (the README's design section), kept true: imports only go down, no module is part of
+an import cycle, and no layer looks another up by name. And the code cites no design file outside the repository.
 
 - the layers contract in pyproject.toml (import-linter, what ``make lint`` runs) holds, and names every
   subpackage of ``workbench`` (a new one outside it would be outside the rule);
@@ -108,7 +108,7 @@ def test_layers_contract_holds():
     from importlinter.cli import lint_imports
 
     code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
-    assert code == 0, "an import goes up DESIGN.md's layers: `lint-imports` says which (output above)"
+    assert code == 0, "an import goes up the layers: `lint-imports` says which (output above)"
 
 
 def test_every_subpackage_is_a_layer(graph):
@@ -167,3 +167,16 @@ def test_private_reaches_only_in_the_reach_modules():
             found += [f"{rel}:{line}: {name}" for line, name in _private_reaches(ast.parse(path.read_text(), rel))]
     assert not found, ("reaches into private internals belong in workbench/compile/triton_reach.py (Triton, torch) "
                        "or plugin_reach.py (uTLX), each with a pinning test in tests/compile/:\n" + "\n".join(found))
+
+
+def test_nothing_cites_a_document_outside_the_repository():
+    """The design and the TLX facts are the README's sections: a docstring naming DESIGN.md or TLX.md (the team's
+    shared notes, not in the repository) points a reader nowhere."""
+    cited = []
+    for folder in ("workbench", "kernels", "tests", "bench", "extension/src"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".ts", ".toml") and "node_modules" not in path.parts and path != Path(__file__):
+                text = path.read_text(errors="replace")
+                cited += [f"{path.relative_to(ROOT)}: {w}" for w in ("DESIGN.md", "TLX.md", "../shared") if w in text]
+    cited += [f"pyproject.toml: {w}" for w in ("DESIGN.md", "TLX.md") if w in (ROOT / "pyproject.toml").read_text()]
+    assert not cited, cited

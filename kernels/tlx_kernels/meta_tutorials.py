@@ -231,7 +231,7 @@ UNCOVERED: dict[str, str] = {
     **{n: _BLACKWELL_LATER for n in (
         "blackwell-cross-attention", "blackwell-gdpa", "blackwell-grouped-gemm_test",
         "blackwell_fa_ws_pipelined_persistent_mxfp8")},
-    "blackwell_gemm_2cta": "a 2-CTA cluster GEMM: clusters do not compile with uTLX 3.8.0.post16 (TLX.md)",
+    "blackwell_gemm_2cta": "a 2-CTA cluster GEMM: clusters do not compile with uTLX 3.8.0.post16 (README, TLX facts)",
     # its first (pruned) config, HEAD_DIM 128: uTLX's C++ asserts in a tensor-memory storage_alias local_alloc
     # ("#tlx.dummy_tmem_layout is not a valid encoding", mem_ops._local_alloc_with_storage_alias) and the process
     # aborts; no guard yet, so no recipe (a compile would take the caller's process down)

@@ -6,7 +6,7 @@ prefixes, ``Race reported between Write access at KERNEL+0xOFF in FILE:LINE``, `
 at ... [N hazards]``, memcheck's ``Invalid __global__ write of size 4 bytes`` / ``by thread (x,y,z)
 in block (x,y,z)`` / ``Address ... is out of bounds``, the older ``at 0xOFF in FILE:LINE:KERNEL``
 spelling, hazard-mode ``Potential WAR hazard detected at __shared__``), and CUDA's device-side assert
-line that Triton's ConSan prints. What TLX.md measured is reproduced in kind: racecheck attributing a
+line that Triton's ConSan prints. What the README's TLX facts record is reproduced in kind: racecheck attributing a
 race in a correct TMA ring to the kernel's ``def`` line; synccheck reporting only the launch failure
 of the parity bug. Each sample is a function of the file and lines, so a test can aim it at a real
 kernel; the interleaved program output (no prefix) must be ignored by the parser.
@@ -30,7 +30,7 @@ Traceback-free program output line that is not the sanitizer's
 
 
 def racecheck_at_def_line(path: str, kernel: str, def_line: int) -> str:
-    """A correct TMA ring: the race is attributed to the kernel's entry (as TLX.md measured)."""
+    """A correct TMA ring: the race is attributed to the kernel's entry (as measured: README, TLX facts)."""
     return f"""========= COMPUTE-SANITIZER
 ========= Error: Race reported between Write access at {kernel}+0x1f30 in {path}:{def_line}
 =========     and Read access at {kernel}+0x2a80 in {path}:{def_line} [2048 hazards]
@@ -86,7 +86,7 @@ RuntimeError: CUDA error: unspecified launch failure
 
 
 def synccheck_launch_failure_only() -> str:
-    """The parity bug of TLX.md under synccheck: only the launch failure."""
+    """The parity bug of the README's TLX facts under synccheck: only the launch failure."""
     return f"""========= COMPUTE-SANITIZER
 {_LAUNCH_FAILED}
 =========

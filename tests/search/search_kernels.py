@@ -1,6 +1,6 @@
 """Kernels the search tests compile and run: a vector kernel with a deliberate wrong answer and an invalid block,
 and a TLX ring whose ``BUG`` constexpr switches in a slot nobody frees (a hang) or the producer's phase in the
-consumer's first wait (a fault on the H200, TLX.md), each a finding the static checks report at its line."""
+consumer's first wait (a fault on the H200, README TLX facts), each a finding the static checks report at its line."""
 
 from __future__ import annotations
 

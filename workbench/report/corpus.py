@@ -55,7 +55,7 @@ FEATURES = ("compile", "compile_sm100a", "layouts", "line_maps", "findings", "re
 #: a failure into status ``limitation`` with that text.
 LIMITATIONS: list[tuple[str, str]] = [
     (r"NotImplementedError.*remote_view|remote_view.*NotImplementedError",
-     "uTLX 3.8.0.post16 does not implement remote_view on this target (TLX.md)"),
+     "uTLX 3.8.0.post16 does not implement remote_view on this target (README, TLX facts)"),
     (r"cluster launch control lowers to MLIR ops .* exist only in Meta's TLX fork",
      "stock Triton 3.8 lacks the MLIR ops of Blackwell's cluster launch control (tlx.clc_consumer): they exist only "
      "in Meta's TLX fork"),

@@ -1,7 +1,7 @@
 """Token counts per expert (routing) and the problem shapes of the grouped GEMM's tests and benchmark.
 
 A shape is an MoE layer's expert GEMM on one GPU: ``E`` local experts, ``K`` in, ``N`` out, ``T`` routed tokens
-(tokens x top-k, after dispatch). The benchmark's set follows two model families (DESIGN.md, issue 27):
+(tokens x top-k, after dispatch). The benchmark's set follows two model families (issue 27):
 
 - DeepSeek-V3-like: hidden 7168, expert intermediate 2048, 256 routed experts; up (gate and up fused, K 7168,
   N 4096) and down (K 2048, N 7168) with 32 local experts (expert parallel over 8 GPUs), and all 256 experts on

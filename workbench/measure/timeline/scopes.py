@@ -17,7 +17,7 @@ Placement rules (why, see ``bench/notes/timeline-scopes-in-ws-loops.md``):
   ``warp_return``. Besides giving the role's span, it keeps the last block of every partition
   distinct: without it, two replicas whose exit blocks differ only in SSA operands are merged by
   the greedy rewriter in ``ConvertNVGPUToLLVM``, which then branches with a ``!proton_gpu.segment``
-  operand and fails to verify (the failure TLX.md recorded for scopes inside the persistent loop);
+  operand and fails to verify (the failure in the README's TLX facts for scopes inside the persistent loop);
 - finer scopes wrap single ops or runs of ops of one kind in one block (never across a region
   boundary), so every start has its end in the same block, at any loop depth.
 """
