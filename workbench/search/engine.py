@@ -74,8 +74,23 @@ def _python_path() -> str:
     return os.pathsep.join(dict.fromkeys([*keep, *[p for p in env.split(os.pathsep) if p]]))
 
 
+def _require_token_auth() -> None:
+    """A cluster this process starts has Ray's token authentication: Ray's servers listen on every interface (its
+    gRPC servers take no bind address), so the token is what keeps anyone who reaches a port from running code
+    (CVE-2023-48022). Ray 2.60 turns it on by default for a new local cluster unless ``RAY_AUTH_MODE`` says
+    otherwise: then the workbench starts none."""
+    mode = os.environ.get("RAY_AUTH_MODE")
+    if mode is not None and mode.lower() != "token":
+        raise ClusterError(f"RAY_AUTH_MODE={mode}: the workbench does not start a Ray cluster without Ray's "
+                           "authentication token (its ports listen on every interface: whoever reaches them could "
+                           "run code on this machine)",
+                           hint="unset RAY_AUTH_MODE (or set it to token); a cluster of your own, started with "
+                                "`ray start --head`, is used as it is with cluster='HOST:PORT'")
+
+
 def connect(cluster: str | None = None, num_cpus: int | None = None) -> dict[str, Any]:
-    """Ray, started or joined; returns what the cluster holds (nodes, CPUs, GPUs)."""
+    """Ray, started or joined; returns what the cluster holds (nodes, CPUs, GPUs). A local cluster is started with
+    Ray's token authentication on and without its dashboard (so without its job API)."""
     import ray
 
     address = cluster or os.environ.get("RAY_ADDRESS") or None
@@ -95,6 +110,8 @@ def connect(cluster: str | None = None, num_cpus: int | None = None) -> dict[str
             os.environ["PYTHONPATH"] = _python_path()
         if not address and num_cpus:
             kw["num_cpus"] = num_cpus  # else all cores (or the cluster `ray start` left running on this machine)
+        if not address:
+            _require_token_auth()
         try:
             ray.init(address=address, **kw)
         except Exception as e:
@@ -104,7 +121,8 @@ def connect(cluster: str | None = None, num_cpus: int | None = None) -> dict[str
     res = ray.cluster_resources()
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     return {"address": address or "local", "nodes": len(nodes), "cpus": int(res.get("CPU", 0)),
-            "gpus": int(res.get("GPU", 0)), "node_names": [n.get("NodeManagerHostname") for n in nodes]}
+            "gpus": int(res.get("GPU", 0)), "node_names": [n.get("NodeManagerHostname") for n in nodes],
+            "auth": os.environ.get("RAY_AUTH_MODE") or "unset"}
 
 
 # ---------------------------------------------------------------------------------------------------- remote parts
