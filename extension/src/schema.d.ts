@@ -876,7 +876,7 @@ export interface Search {
 export interface SearchRow {
   index: number;
   config: {};
-  status: 'ok' | 'compiled' | 'skipped' | 'compile-error' | 'check-failed' | 'hang' | 'fault' | 'pending';
+  status: 'ok' | 'compiled' | 'skipped' | 'compile-error' | 'check-failed' | 'hang' | 'fault' | 'lost' | 'pending';
   ms?: number | null;
   tflops?: number | null;
   tbs?: number | null;

@@ -15,6 +15,7 @@ export const STATUS_COLOURS: { [s: string]: string } = {
   'check-failed': '#d62728',
   hang: '#9467bd',
   fault: '#8c564b',
+  lost: '#e377c2',
   pending: '#bbbbbb'
 };
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -233,3 +234,29 @@ def test_a_cached_compile_says_so_and_the_times_add_up(ray_local):
     assert "compiles and runs" not in times and times.split(", ")[-1].startswith("total ")
     ph = again.info["phases"]
     assert ph["wall_s"] >= ph["prepare_s"] + ph["connect_s"] + ph["total_s"] - 0.01, ph
+
+
+def test_a_compile_worker_killed_mid_search_costs_nothing(ray_local):
+    """A Ray worker killed by its pid while it compiles a candidate (what an OOM killer or a user does): Ray starts
+    another, the candidate is compiled again, and every row has its status."""
+    psutil = pytest.importorskip("psutil")
+    killed: list[int] = []
+
+    def kill_one() -> None:
+        deadline = time.time() + 120
+        while not killed and time.time() < deadline:
+            for p in psutil.process_iter(["cmdline"]):
+                if "ray::_compile_remote" in " ".join(p.info["cmdline"] or []):
+                    p.kill()
+                    killed.append(p.pid)
+                    return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_one)
+    killer.start()
+    x, y = torch.empty(4096), torch.empty(4096)
+    r = workbench.search(scale, {"BLOCK": [128, 256, 512, 1024], "WRONG": [0, 1]}, x, y, 4096, compile_only=True,
+                         progress=False)
+    killer.join()
+    assert killed, "no compile worker was seen to kill"
+    assert list(r.table["status"]) == ["compiled"] * 8, r.table.to_string()

@@ -160,7 +160,7 @@ class OrchestrationMark(TypedDict):
 class SearchRow(TypedDict):
     index: int
     config: dict[str, Any]
-    status: Literal['ok', 'compiled', 'skipped', 'compile-error', 'check-failed', 'hang', 'fault', 'pending']
+    status: Literal['ok', 'compiled', 'skipped', 'compile-error', 'check-failed', 'hang', 'fault', 'lost', 'pending']
     ms: NotRequired[float | None]
     tflops: NotRequired[float | None]
     tbs: NotRequired[float | None]

@@ -40,6 +40,7 @@ CONFIRM_MAX = 6
 CONFIRM_ROUNDS = 7
 REACH_TIMEOUT_S = 5.0
 JUDGE_GRACE_S = 120.0  # beyond the kernel's own timeout: an actor that answers nothing by then is killed
+LOST_RETRIES = 1  # a candidate whose GPU actor died is tried this many more times, then it is "lost"
 
 
 class SearchError(WorkbenchError):
@@ -213,6 +214,7 @@ class _Pipeline:
         self.binaries: dict[int, Any] = {}
         self.state = Progress(total=len(cands))
         self.notes: list[str] = []
+        self.lost_tries: dict[int, int] = {}
         self.phases: dict[str, float] = {}
         self.gpu_info: list[dict[str, Any]] = []
         compile_fn, gpu_cls = _remotes()
@@ -292,11 +294,21 @@ class _Pipeline:
         self.state.judged += 1
         try:
             row = self.ray.get(ref)
-        except Exception as e:  # the actor died: a fault that took the process; Ray restarts it
-            self._finish(i, status="fault", error=f"the GPU worker process died: {_ray_error(e)}")
+        except Exception as e:  # the actor's process was lost (kernel faults stay in its isolated worker)
             self._restart(g)
+            self._lost(i, f"the GPU worker process died: {_ray_error(e)}")
             return
         self._finish(i, **{k: v for k, v in row.items() if k != "index"})
+
+    def _lost(self, i: int, why: str) -> None:
+        """A candidate whose GPU actor was lost (killed, out of memory): tried once more on a fresh actor, then
+        ``lost``. A lost worker costs one candidate, never the search."""
+        self.lost_tries[i] = self.lost_tries.get(i, 0) + 1
+        if self.lost_tries[i] <= LOST_RETRIES:
+            self.queue.insert(0, i)
+            self._tell(f"candidate {i}: {why}; trying it again")
+            return
+        self._finish(i, status="lost", error=f"{why} (tried {self.lost_tries[i]} times)")
 
     def _restart(self, g: _Gpu) -> None:
         g.ready = g.actor.setup.remote(self.problem_ref)
@@ -322,7 +334,7 @@ class _Pipeline:
                 self.judging.pop(ref)
                 g.busy -= 1
                 self._finish(i, status="hang", error=f"the GPU worker answered nothing for {limit:.0f} s; restarted")
-                self._restart(g)
+                self._restart(g)  # a hang is the candidate's: not tried again
         for ref, (i, t) in list(self.compiles.items()):
             if now - t > self.compile_timeout_s:
                 self.ray.cancel(ref, force=True)

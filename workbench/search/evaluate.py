@@ -11,7 +11,7 @@ against a reference on several shapes, ``trials`` fresh seeds each, on the searc
   candidate, the worker is replaced.
 
 Each candidate's row is one JSON line (``EvaluationResult.to_jsonl``, streamed to ``json_path`` as rows come):
-``candidate``, ``status`` (passed, failed, rejected, compile-error, skipped, hang, fault, error), ``reasons``,
+``candidate``, ``status`` (passed, failed, rejected, compile-error, skipped, hang, fault, lost, error), ``reasons``,
 ``flags``, ``findings``, per shape the trials passed, the error (max/p99 ulps, norm-relative), the times and the
 speed-up over the reference, and their geomean.
 """
@@ -29,6 +29,7 @@ from typing import Any
 
 from workbench.compile import child, portable
 from workbench.errors import ArgumentError
+from workbench.search.engine import LOST_RETRIES, connect
 
 __all__ = ["EvaluationResult", "evaluate"]
 
@@ -172,8 +173,6 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
         raise ArgumentError("no shapes: give shapes=[...] (each is passed to inputs(shape, seed, device))")
     import ray
 
-    from workbench.search.engine import connect
-
     t0 = time.perf_counter()
     base = {"reference": _spec_of(reference, "reference"), "inputs": _spec_of(inputs, "input maker"),
             "shapes": [list(s) if isinstance(s, tuple) else s for s in shapes], "trials": int(trials),
@@ -191,6 +190,7 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
     rows: list[dict[str, Any] | None] = [None] * len(jobs)
     compiled: dict[int, dict[str, Any]] = {}
     free, queue, running = list(actors), [], {}
+    lost: dict[int, int] = {}  # candidate -> times its actor died under it
     out = open(json_path, "w") if json_path else None  # noqa: SIM115 - rows stream into it as they come
     try:
         while compiles or queue or running:
@@ -217,12 +217,18 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
                     _emit(rows[i], out, say)
                 else:
                     i, actor = running.pop(ref)
-                    got = _get(ray, ref, {"candidate": jobs[i]["name"], "status": "fault", "shapes": [],
+                    free.append(actor)  # Ray restarts an actor that died; calls wait for it
+                    got = _get(ray, ref, {"candidate": jobs[i]["name"], "status": "lost", "shapes": [],
                                           "flags": [], "reasons": ["the worker's actor died"]})
+                    if got["status"] == "lost":  # its process was lost, not judged: once more, then "lost"
+                        lost[i] = lost.get(i, 0) + 1
+                        if lost[i] <= LOST_RETRIES:
+                            queue.insert(0, i)
+                            continue
+                        got["reasons"] = [*got["reasons"], f"tried {lost[i]} times"]
                     rows[i] = {**got, "findings": compiled.get(i, {}).get("findings", []),
                                "compile_s": compiled.get(i, {}).get("compile_s"),
                                "compile_note": compiled.get(i, {}).get("compile_error")}
-                    free.append(actor)
                     _emit(rows[i], out, say)
     except BaseException:
         for a in actors:  # an interrupt: nothing keeps running for an evaluation nobody waits for
