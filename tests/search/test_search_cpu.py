@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 import torch
 import triton
 from IPython.utils.capture import capture_output
+from lost_workers import kill_first
 from search_kernels import ExitOnLoad, ring_sum, scale
 from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -239,21 +239,8 @@ def test_a_cached_compile_says_so_and_the_times_add_up(ray_local):
 def test_a_compile_worker_killed_mid_search_costs_nothing(ray_local):
     """A Ray worker killed by its pid while it compiles a candidate (what an OOM killer or a user does): Ray starts
     another, the candidate is compiled again, and every row has its status."""
-    psutil = pytest.importorskip("psutil")
-    killed: list[int] = []
-
-    def kill_one() -> None:
-        deadline = time.time() + 120
-        while not killed and time.time() < deadline:
-            for p in psutil.process_iter(["cmdline"]):
-                if "ray::_compile_remote" in " ".join(p.info["cmdline"] or []):
-                    p.kill()
-                    killed.append(p.pid)
-                    return
-            time.sleep(0.02)
-
-    killer = threading.Thread(target=kill_one)
-    killer.start()
+    pytest.importorskip("psutil")
+    killer, killed = kill_first("ray::_compile_remote")
     x, y = torch.empty(4096), torch.empty(4096)
     r = workbench.search(scale, {"BLOCK": [128, 256, 512, 1024], "WRONG": [0, 1]}, x, y, 4096, compile_only=True,
                          progress=False)

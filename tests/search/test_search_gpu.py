@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 import triton
+from lost_workers import kill_first
 from search_kernels import ring_sum, scale
 from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -81,26 +82,10 @@ def test_autotune_with_no_passing_config_raises_with_the_whole_table():
 def test_a_gpu_actor_killed_mid_search_costs_one_try():
     """The GPU actor's process killed by its pid while it judges (what an OOM killer does): Ray restarts it, the
     candidate is judged again on the fresh actor (else it is ``lost``), and every row has its status."""
-    import threading
-    import time
-
-    psutil = pytest.importorskip("psutil")
+    pytest.importorskip("psutil")
     n = 1 << 24
     x, y = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
-    killed: list[int] = []
-
-    def kill_one() -> None:
-        deadline = time.time() + 120
-        while not killed and time.time() < deadline:
-            for p in psutil.process_iter(["cmdline"]):
-                if "ray::_GpuActor.run" in " ".join(p.info["cmdline"] or []):
-                    p.kill()
-                    killed.append(p.pid)
-                    return
-            time.sleep(0.01)
-
-    killer = threading.Thread(target=kill_one)
-    killer.start()
+    killer, killed = kill_first("ray::_GpuActor.run")
     r = workbench.search(scale, {"BLOCK": [256, 512, 1024, 2048], "WRONG": [0]}, x, y, n,
                          grid=lambda m: (triton.cdiv(n, m["BLOCK"]),), reference=lambda x, y, n: x * 2,
                          progress=False)
