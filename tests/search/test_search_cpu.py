@@ -247,3 +247,30 @@ def test_a_compile_worker_killed_mid_search_costs_nothing(ray_local):
     killer.join()
     assert killed, "no compile worker was seen to kill"
     assert list(r.table["status"]) == ["compiled"] * 8, r.table.to_string()
+
+
+def test_a_stuck_gpu_actor_says_where_it_waited(tmp_path, monkeypatch):
+    """What the engine puts in a hang's error when it kills a GPU actor that answered nothing: the innermost frames
+    of the thread that was judging, from the stacks the actor wrote (faulthandler's own format)."""
+    import faulthandler
+    import threading
+
+    from workbench.search import engine
+
+    monkeypatch.setattr(engine.tempfile, "gettempdir", lambda: str(tmp_path))
+    release = threading.Event()
+
+    def wait_for_the_gpu_forever() -> None:  # stands in for a judge waiting on the GPU worker
+        release.wait(30)
+
+    t = threading.Thread(target=wait_for_the_gpu_forever)
+    t.start()
+    try:
+        with open(engine.stack_file(4242), "w") as f:
+            faulthandler.dump_traceback(file=f, all_threads=True)
+    finally:
+        release.set()
+        t.join()
+    where = engine._stuck_at(4242)
+    assert where.startswith("; it was at ") and "wait_for_the_gpu_forever" in where, where
+    assert engine._stuck_at(4343) == "" and engine._stuck_at(None) == ""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ CONFIRM_ROUNDS = 7
 REACH_TIMEOUT_S = 5.0
 JUDGE_GRACE_S = 120.0  # beyond the kernel's own timeout: an actor that answers nothing by then is killed
 LOST_RETRIES = 1  # a candidate whose GPU actor died is tried this many more times, then it is "lost"
+STUCK_AFTER_S = 30.0  # beyond the kernel's own timeout: a GPU actor still judging writes where its threads are
 
 
 class SearchError(WorkbenchError):
@@ -144,10 +146,37 @@ class _GpuActor:
         return self.judge.setup(problem)
 
     def run(self, cand: bytes, binary: Any, timing: bool = True) -> dict[str, Any]:
-        return self.judge.judge(portable.loads(cand), binary, timing=timing)
+        import faulthandler
+
+        # a run that outlasts the kernel's own limit by STUCK_AFTER_S writes every thread's stack where the engine
+        # reads it before it kills this actor: a hang of the harness (not the kernel) then says where it waited
+        with open(stack_file(os.getpid()), "w") as f:
+            faulthandler.dump_traceback_later((self.judge.problem.timeout_s or 10.0) + STUCK_AFTER_S, file=f)
+            try:
+                return self.judge.judge(portable.loads(cand), binary, timing=timing)
+            finally:
+                faulthandler.cancel_dump_traceback_later()
 
     def confirm(self, items: list[tuple[bytes, Any]], n: int) -> dict[int, dict[str, Any]]:
         return self.judge.confirm([(portable.loads(c), b) for c, b in items], n)
+
+
+def stack_file(pid: int) -> str:
+    """Where the GPU actor of process ``pid`` writes its stacks when a run is stuck."""
+    return os.path.join(tempfile.gettempdir(), f"wb-gpu-actor-{pid}.stack")
+
+
+def _stuck_at(pid: int | None) -> str:
+    """The innermost frames of the thread that was judging, as the stuck actor wrote them, or '' (none written: the
+    actor ran on another machine, or answered in time)."""
+    try:
+        text = open(stack_file(pid)).read() if pid else ""  # noqa: SIM115 - read once
+    except OSError:
+        return ""
+    blocks = text.split("\n\n")
+    block = next((b for b in blocks if "workbench" in b), blocks[0])  # the thread judging (Ray has others)
+    frames = [ln.strip() for ln in block.splitlines() if ln.strip().startswith("File ")]
+    return "; it was at " + " <- ".join(f.replace("File ", "") for f in frames[:3]) if frames else ""
 
 
 _REMOTES: dict[str, Any] = {}
@@ -188,6 +217,7 @@ class _Gpu:
     ready: Any  # the setup's ObjectRef
     busy: int = 0
     index: int = 0
+    pid: int | None = None  # the actor's process (its setup says)
 
 
 @dataclass
@@ -285,6 +315,7 @@ class _Pipeline:
             raise SearchError(f"the GPU worker could not set the problem up: {_ray_error(e)}",
                               hint="the reference gets the call's positional arguments, rebuilt on fresh data on "
                                    "the GPU, and returns the expected output(s)") from None
+        g.pid = info.get("pid")
         if len(self.gpu_info) <= g.index:
             self.gpu_info.append(info)
 
@@ -330,10 +361,12 @@ class _Pipeline:
         limit = (self.problem.timeout_s or 10.0) + JUDGE_GRACE_S
         for ref, (i, g, t) in list(self.judging.items()):
             if now - t > limit:
+                where = _stuck_at(g.pid)
                 self.ray.kill(g.actor, no_restart=False)
                 self.judging.pop(ref)
                 g.busy -= 1
-                self._finish(i, status="hang", error=f"the GPU worker answered nothing for {limit:.0f} s; restarted")
+                self._finish(i, status="hang", error=f"the GPU worker answered nothing for {limit:.0f} s{where}; "
+                                                     "restarted")
                 self._restart(g)  # a hang is the candidate's: not tried again
         for ref, (i, t) in list(self.compiles.items()):
             if now - t > self.compile_timeout_s:
