@@ -51,9 +51,11 @@ class CompileError(WorkbenchError):
 
     ``config_rejected``: a failure Triton's autotuner treats as "this config does not fit" and skips (a
     ``tl.static_assert`` that failed, ptxas refusing it, more shared memory than a block has), not a broken kernel.
+    ``finding``: the static checks' finding that says the same (the shared-memory gate's), for a search's row.
     """
 
     config_rejected: bool = False
+    finding: dict | None = None
 
 
 class ArgumentError(WorkbenchError):

@@ -11,6 +11,7 @@ import torch
 import triton
 import triton.language as tl
 import triton.language.extra.tlx  # noqa: F401 (uTLX's stages hook, which the gate chains to)
+from sample_kernels import matmul
 
 import workbench
 from workbench.compile import cache
@@ -51,3 +52,27 @@ def test_a_kernel_that_fits_compiles_to_the_same_triton_cache_entry():
         assert knobs.runtime.add_stages_inspection_hook() == before()  # same key part
     assert knobs.runtime.add_stages_inspection_hook is before  # put back
     assert inside.metadata.shared_bytes > 0
+
+
+def test_a_search_candidate_that_fits_only_piece_by_piece_stops_before_ptx(tmp_path, monkeypatch):
+    """Each operand ring fits, the two together (5 stages of 128x64 + 64x256 fp16: 240 KiB) do not: inside
+    ``stop_over_total`` (a search's compile task) the compile stops after LLVM IR, before PTX and ptxas, with the
+    allocations at their lines; a cell's compile of the same goes on (its Report and smem-limit finding say it)."""
+    from workbench.compile.resource_gate import stop_over_total
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("TLX_WORKBENCH_CACHE_DIR", str(tmp_path / "wb"))
+    cache.clear()
+    a, b, c = torch.empty(128, 4096, dtype=torch.float16), torch.empty(4096, 256, dtype=torch.float16), \
+        torch.empty(128, 256, dtype=torch.float16)
+    call = (a, b, c, 128, 256, 4096, 4096, 256, 256)
+    args = dict(BM=128, BN=256, BK=64, num_stages=5, num_warps=8)
+    with stop_over_total(), pytest.raises(workbench.CompileError) as err:
+        workbench.compile(matmul, *call, **args)
+    e = err.value
+    assert "needs 240 KiB of shared memory" in e.message and "stopped before PTX and ptxas" in e.message
+    assert "5x64x256 f16 = 160 KiB" in e.message and e.config_rejected and e.finding["rule"] == "smem-limit"
+    lines, first = inspect.getsourcelines(matmul.fn)
+    assert e.lineno is not None and first <= e.lineno < first + len(lines)
+    art = workbench.compile(matmul, *call, **args)  # outside: compiled, too big to launch
+    assert art.metadata.shared_bytes == 240 * 1024 and "sass" in art.stages

@@ -274,3 +274,18 @@ def test_a_stuck_gpu_actor_says_where_it_waited(tmp_path, monkeypatch):
     where = engine._stuck_at(4242)
     assert where.startswith("; it was at ") and "wait_for_the_gpu_forever" in where, where
     assert engine._stuck_at(4343) == "" and engine._stuck_at(None) == ""
+
+
+def test_a_candidate_too_big_for_shared_memory_is_skipped_before_ptx(ray_local):
+    """Issue 33: a candidate the shared-memory check rejects is no longer compiled in full first: its compile task
+    stops after LLVM IR (all buffers placed: 240 KiB > 227 KiB), and its row says so as the smem-limit finding."""
+    from sample_kernels import matmul
+
+    a, b = torch.empty(128, 4096, dtype=torch.float16), torch.empty(4096, 256, dtype=torch.float16)
+    c = torch.empty(128, 256, dtype=torch.float16)
+    r = workbench.search(matmul, {"num_stages": [3, 5]}, a, b, c, 128, 256, 4096, 4096, 256, 256, BM=128, BN=256,
+                         BK=64, num_warps=8, compile_only=True, progress=False)
+    t = r.table
+    assert list(t["status"]) == ["compiled", "skipped"], t.to_string()
+    assert "[smem-limit]" in t.loc[1, "error"] and "stopped before PTX and ptxas" in t.loc[1, "error"]
+    assert r.rows[1]["findings"][0]["rule"] == "smem-limit"

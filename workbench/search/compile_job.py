@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.compile import portable
+from workbench.compile.resource_gate import stop_over_total
 from workbench.errors import WorkbenchError
 from workbench.search.problem import Problem
 from workbench.search.space import Candidate
@@ -108,9 +109,15 @@ def compile_candidate(problem: Problem, cand: Candidate) -> CompileOutcome:
 
         kernel = _kernel(problem)
         values, _ = problem.record.build("meta", blocks=cand.blocks)
-        art = compile_kernel(kernel, target=problem.target, binary=True, detail="checks", **values,
-                                **cand.options)
+        with stop_over_total():  # a candidate that cannot fit stops before PTX and ptxas
+            art = compile_kernel(kernel, target=problem.target, binary=True, detail="checks", **values,
+                                 **cand.options)
     except Exception as e:
+        finding = getattr(e, "finding", None)
+        if finding is not None:  # the shared-memory gate: as the static checks' error finding would say it
+            return CompileOutcome(cand.index, "skipped" if problem.skip_on_error else "compile-error",
+                                  time.perf_counter() - t0, node, {"findings": [finding]},
+                                  error=f"line {finding['line']}: [smem-limit] {finding['message']}")
         return CompileOutcome(cand.index, "compile-error", time.perf_counter() - t0, node, error=_error_text(e))
     compile_s = time.perf_counter() - t0
     row = _resources(art)
