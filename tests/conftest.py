@@ -7,6 +7,20 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_dir(tmp_path_factory):
+    """The workbench's caches (compiled artifacts, a search's kept rows) in a folder of this test session's, unless
+    the caller names one: a test never reads what another session (or the user's notebooks) left there."""
+    if os.environ.get("TLX_WORKBENCH_CACHE_DIR"):
+        yield
+        return
+    os.environ["TLX_WORKBENCH_CACHE_DIR"] = str(tmp_path_factory.mktemp("wb-cache"))
+    try:
+        yield
+    finally:
+        os.environ.pop("TLX_WORKBENCH_CACHE_DIR", None)
+
+
 @pytest.fixture(scope="module")
 def ip():
     """An IPython shell with the workbench's extension loaded, for a test module's %%tlx cells (module scope)."""

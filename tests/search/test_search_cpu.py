@@ -228,8 +228,8 @@ def test_a_cached_compile_says_so_and_the_times_add_up(ray_local):
     whole search's wall time, and a compile-only search has no 'compiles and runs' phase."""
     x, y = torch.empty(64), torch.empty(64)
     workbench.search(scale, {"BLOCK": [64]}, x, y, 64, compile_only=True, progress=False)
-    again = workbench.search(scale, {"BLOCK": [64]}, x, y, 64, compile_only=True, progress=False)
-    assert again.payload()["rows"][0]["cache_hit"] is True
+    again = workbench.search(scale, {"BLOCK": [64]}, x, y, 64, compile_only=True, progress=False, fresh=True)
+    assert again.payload()["rows"][0]["cache_hit"] is True and not again.rows[0].get("cached")
     times = next(ln for ln in again.summary().splitlines() if ln.startswith("times: "))
     assert "compiles and runs" not in times and times.split(", ")[-1].startswith("total ")
     ph = again.info["phases"]
@@ -289,3 +289,25 @@ def test_a_candidate_too_big_for_shared_memory_is_skipped_before_ptx(ray_local):
     assert list(t["status"]) == ["compiled", "skipped"], t.to_string()
     assert "[smem-limit]" in t.loc[1, "error"] and "stopped before PTX and ptxas" in t.loc[1, "error"]
     assert r.rows[1]["findings"][0]["rule"] == "smem-limit"
+
+
+def test_a_search_of_what_was_searched_before_runs_nothing(ray_local):
+    """Issue 33 item 2: rows kept on disk per candidate (kernel, arguments' meta, config, device, versions): a second
+    search of the same space serves them (each says when it was measured) without a cluster or a compile; a new
+    config in the space is the only one compiled; fresh=True measures everything again."""
+    x, y = torch.empty(256), torch.empty(256)
+    first = workbench.search(scale, {"BLOCK": [32, 64], "WRONG": [0]}, x, y, 256, compile_only=True, progress=False)
+    assert not any(r.get("cached") for r in first.rows.values())
+    t0 = time.perf_counter()
+    again = workbench.search(scale, {"BLOCK": [32, 64], "WRONG": [0]}, x, y, 256, compile_only=True, progress=False)
+    assert time.perf_counter() - t0 < 2.0
+    assert [r["status"] for r in again.rows.values()] == ["compiled", "compiled"]
+    assert all(r["cached"] and r["registers"] == first.rows[i]["registers"] for i, r in again.rows.items())
+    assert again.info["cluster"]["nodes"] == 0 and any("2 of 2 rows kept" in n for n in again.info["notes"])
+    assert "cached" in again.table.columns and again.report(0).kernel["name"] == "scale"
+    wider = workbench.search(scale, {"BLOCK": [32, 64, 128], "WRONG": [0]}, x, y, 256, compile_only=True,
+                             progress=False)
+    assert [bool(r.get("cached")) for r in wider.rows.values()] == [True, True, False]
+    other = workbench.search(scale, {"BLOCK": [32, 64], "WRONG": [0]}, x, y, 256, compile_only=True, progress=False,
+                             fresh=True)
+    assert not any(r.get("cached") for r in other.rows.values())

@@ -108,14 +108,14 @@ def _compile_new(fn, bound: Bound, gpu_target, source: SourceInfo, key: str, ful
 
 
 @functools.cache
-def code_fingerprint() -> str:
-    """A hash of the code that builds an artifact (workbench.compile, .analyse, .ir): a cached artifact from other
-    code (an upgrade, a fix in the layout analysis) is not served as this code's."""
+def code_fingerprint(packages: tuple[str, ...] = ("compile", "analyse", "ir")) -> str:
+    """A hash of the code that builds an artifact (workbench.compile, .analyse, .ir; a search's rows name more): a
+    cached artifact from other code (an upgrade, a fix in the layout analysis) is not served as this code's."""
     import hashlib
 
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
-    for pkg in ("compile", "analyse", "ir"):
+    for pkg in packages:
         for f in sorted((root / pkg).glob("*.py")):
             h.update(f.name.encode())
             h.update(f.read_bytes())

@@ -128,6 +128,10 @@ ARGUMENTS = [
         "the SearchResult",
     ),
     argument("--budget", type=float, default=None, metavar="S", help="with --search: stop starting work after S s"),
+    argument("--remeasure", action="store_true",
+             help="with --search: compile, check and time every candidate again (workbench.search's fresh=True; by "
+                  "default a candidate searched before on this device, same kernel, arguments and versions, shows "
+                  "its kept row)"),
     argument("--cluster", default=None, metavar="ADDRESS",
               help="with --search: a Ray cluster (ray://host:port or host:port; default RAY_ADDRESS, else local)"),
     argument(
@@ -204,7 +208,8 @@ def unknown_stages(spec: str | None, available: list[str]) -> dict[str, Any] | N
 
 #: Options that only act together with another: option -> the options that use it.
 _USED_WITH = {"flops": ("bench", "search"), "bytes": ("bench", "search"), "bench_ref": ("bench",),
-              "budget": ("search",), "cluster": ("search",), "atol": ("check",), "rtol": ("check",),
+              "budget": ("search",), "cluster": ("search",), "remeasure": ("search",), "atol": ("check",),
+              "rtol": ("check",),
               "no_fresh": ("check",)}
 #: What a --search cell does not do (it compiles, checks, runs and times every candidate itself).
 _NOT_WITH_SEARCH = ("bench", "bench_ref", "timeline", "sanitize", "export", "interpret", "no_isolate")

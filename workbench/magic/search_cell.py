@@ -86,7 +86,7 @@ def run_search(args: Any, cell: Any, code: Any, ns: dict[str, Any], device: Any,
         result = search(
             launch.kernel, space, *launch.args, grid=launch.grid, reference=reference, outputs=outputs,
             target=args.target, compile_only=args.compile_only or not device.available, cluster=args.cluster,
-            budget_s=args.budget, timeout_s=args.timeout, atol=args.atol, rtol=args.rtol,
+            budget_s=args.budget, timeout_s=args.timeout, atol=args.atol, rtol=args.rtol, fresh=args.remeasure,
             progress=not args.quiet, **counts, **kwargs)
     except WorkbenchError as e:
         _errors.fail_at_magic_line(e, cell, args.search or "--search")

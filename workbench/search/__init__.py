@@ -9,10 +9,12 @@ the autotuner, so later launches use it. ``%%tlx --search SPACE`` is the noteboo
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from workbench.search.engine import ClusterError, Progress, SearchError
+from workbench.search import result_cache
+from workbench.search.engine import ClusterError, PipelineResult, Progress, SearchError
 from workbench.search.result import SearchResult
 from workbench.search.space import Candidate, SearchSpaceError, parse_space
 
@@ -29,6 +31,19 @@ def _target(target: str | None) -> str:
     return dev.arch if dev.available and dev.arch else "sm_90"
 
 
+def _cache_device(compile_only: bool, cluster: str | None) -> str | None:
+    """The device a kept row must have been measured on: "compile-only" where nothing runs, the local GPU's name
+    for a local cluster, None (nothing kept) for a cluster elsewhere, whose GPUs this process cannot name."""
+    if compile_only:
+        return "compile-only"
+    if cluster or os.environ.get("RAY_ADDRESS"):
+        return None
+    from workbench.run.device import detect
+
+    dev = detect()
+    return dev.name or dev.kind if dev.available else "compile-only"
+
+
 def _count(value: Any, named: Mapping[str, Any]) -> float | None:
     if value is None:
         return None
@@ -40,7 +55,7 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
            target: str | None = None, compile_only: bool = False, cluster: str | None = None,
            budget_s: float | None = None, outputs: list[str] | None = None, atol: float | None = None,
            rtol: float | None = None, rounds: int = 3, timeout_s: float | None = None,
-           progress: bool | Callable[[Progress], None] = True, skip_on_error: bool = True,
+           progress: bool | Callable[[Progress], None] = True, skip_on_error: bool = True, fresh: bool = False,
            **constexprs: Any) -> SearchResult:
     """Compile, check, run and time every config of ``space`` for one launch of ``kernel``.
 
@@ -60,6 +75,9 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
       local cluster). ``budget_s``: stop starting work after this many seconds (the rest is ``skipped``).
     - ``rounds``: interleaved timing rounds per candidate; ``timeout_s``: a run's hang limit (default 5 s beyond
       4x its last time); ``skip_on_error``: candidates with an error finding are not run.
+    - ``fresh``: compile, check and time every candidate again; by default a candidate this machine already
+      compiled (compile-only) or timed on this GPU, with the same kernel, arguments' meta, reference and versions,
+      gets its kept row (``cached``: when it was measured) and nothing of it runs (``workbench.search.result_cache``).
     """
     import time
 
@@ -80,12 +98,25 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
     prep_s = time.perf_counter() - t0
     # shown before Ray starts (seconds on a cold machine): the widget says so instead of nothing
     show = display_progress(len(cands), problem.name) if progress is True else (progress or None)
-    cluster_info = connect(cluster)
-    gpus = 0 if compile_only else cluster_info["gpus"]
+    device = _cache_device(compile_only, cluster)
+    kept = {} if fresh or device is None else result_cache.load(problem, cands, device)
+    todo = [c for c in cands if c.index not in kept]
+    if todo:
+        cluster_info = connect(cluster)
+        gpus = 0 if compile_only else cluster_info["gpus"]
+        result = run_pipeline(problem, todo, gpus=gpus, budget_s=budget_s, progress=show)
+    else:  # everything kept: no cluster, nothing runs
+        cluster_info = {"address": "none (every row kept)", "nodes": 0, "cpus": 0, "gpus": 0, "node_names": []}
+        gpus = 0 if device == "compile-only" else 1
+        result = PipelineResult({}, {}, {"total_s": 0.0}, [], [])
     notes = [] if gpus or compile_only else ["no GPU in the cluster: compiled and statically checked only; nothing "
                                              "ran, so no output was checked against the reference"]
-    result = run_pipeline(problem, cands, gpus=gpus, budget_s=budget_s, progress=show)
-    rows = result.rows
+    if kept:
+        notes.append(f"{len(kept)} of {len(cands)} rows kept from earlier searches on {device} (their 'cached' "
+                     "column: when; fresh=True measures them again)")
+    if device is not None and todo:
+        result_cache.store(problem, todo, result.rows, device if gpus or device == "compile-only" else "compile-only")
+    rows = {**kept, **result.rows}
     _rates(rows, problem)
     info = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "cluster": cluster_info,
             "gpus": result.gpu_info, "compile_only": not gpus,

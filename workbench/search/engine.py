@@ -292,7 +292,8 @@ class _Pipeline:
         try:
             out: CompileOutcome = self.ray.get(ref)
         except Exception as e:
-            self._finish(i, status="compile-error", error=f"the compile process died (twice): {_ray_error(e)}")
+            self._finish(i, status="compile-error", error=f"the compile process died (twice): {_ray_error(e)}",
+                         transient=True)
             return
         self.rows[i].update(out.row, compile_s=round(out.compile_s, 3), node=out.node)
         if out.binary is not None:
@@ -372,15 +373,17 @@ class _Pipeline:
             if now - t > self.compile_timeout_s:
                 self.ray.cancel(ref, force=True)
                 self.compiles.pop(ref)
-                self._finish(i, status="compile-error", error=f"the compile took over {self.compile_timeout_s:.0f} s")
+                self._finish(i, status="compile-error", error=f"the compile took over {self.compile_timeout_s:.0f} s",
+                             transient=True)
 
     def _stop_for_budget(self) -> None:
         for ref, (i, _) in list(self.compiles.items()):
             self.ray.cancel(ref, force=True)
-            self._finish(i, status="skipped", error=f"not compiled: budget_s={self.budget_s} was reached")
+            self._finish(i, status="skipped", error=f"not compiled: budget_s={self.budget_s} was reached",
+                         transient=True)
         self.compiles.clear()
         for i in self.queue:
-            self._finish(i, status="skipped", error=f"not run: budget_s={self.budget_s} was reached")
+            self._finish(i, status="skipped", error=f"not run: budget_s={self.budget_s} was reached", transient=True)
         self.queue.clear()
         self.notes.append(f"budget_s={self.budget_s} reached after {time.perf_counter() - self.t0:.1f} s")
 

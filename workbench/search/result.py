@@ -19,7 +19,7 @@ _RESULTS: OrderedDict[str, SearchResult] = OrderedDict()  # this kernel's recent
 
 STATUSES = ("ok", "compiled", "skipped", "compile-error", "check-failed", "hang", "fault", "lost")
 COLUMNS = ["status", "ms", "tflops", "tbs", "ratio", "ref_ms", "registers", "spills", "shared_kib", "local_bytes",
-           "compile_s", "findings", "max_abs_err", "confirmed", "node", "gpu_node", "error"]
+           "compile_s", "findings", "max_abs_err", "confirmed", "node", "gpu_node", "error", "cached"]
 STATUS_COLOURS = {"ok": "#2ca02c", "compiled": "#1f77b4", "skipped": "#ff7f0e", "compile-error": "#7f7f7f",
                   "check-failed": "#d62728", "hang": "#9467bd", "fault": "#8c564b", "lost": "#e377c2"}
 
