@@ -899,6 +899,10 @@ export interface SearchRow {
    * Timed again with the other leaders, in the same rounds.
    */
   confirmed?: boolean | null;
+  /**
+   * A row kept from an earlier search (workbench.search.result_cache): when it was measured. Null: this search measured it.
+   */
+  cached?: string | null;
 }
 /**
  * What the Orchestration tab draws: one lane per task, buffer rings as slot rows, barrier sets as nodes, arrive / expect-bytes / copy edges into a barrier set and wait edges out of it, and the simulated schedule round by round (round r of a barrier is its r-th phase, of a wait its r-th pass on that barrier). Ids index their arrays.

@@ -63,6 +63,7 @@ function columns(p: Search): Column[] {
     n('shared_kib', 'smem KiB', v => v.toFixed(0)),
     { ...n('compile_s', 'compile s', v => v.toFixed(1)), text: r => (r.cache_hit ? 'cached' : null) },
     { key: 'node', label: 'node', value: r => r.node ?? null },
+    { key: 'cached', label: 'kept from', value: r => (r.cached ? r.cached.replace('T', ' ').slice(0, 16) : null) },
     { key: 'why', label: 'findings / error', value: r => r.error ?? r.findings ?? null }
   ];
 }
@@ -85,7 +86,11 @@ function summary(p: Search): string {
   const gpus = Array.isArray(info.gpus) ? info.gpus.map((g: any) => g?.device).filter(Boolean) : [];
   const where = gpus.length ? `on ${Array.from(new Set(gpus)).join(', ')}` : 'compiled only (no GPU)';
   const when = typeof info.date === 'string' ? `, ${info.date}` : '';
-  return `${p.rows.length} candidates of ${p.kernel} (${p.target}) ${where}${when}: ${counts}`;
+  const kept = p.rows.filter(r => r.cached).length;
+  const keptNote = kept
+    ? `; ${kept} of ${p.rows.length} rows kept from earlier searches ("kept from": when; --remeasure measures again)`
+    : '';
+  return `${p.rows.length} candidates of ${p.kernel} (${p.target}) ${where}${when}: ${counts}${keptNote}`;
 }
 
 /** Render the Search tab into `host`. */

@@ -90,4 +90,20 @@ def test_search_cell_progress_table_and_candidate_reports(page, lab, artifacts):
         f"rows => rows.map(r => r.children[{compile_col}].textContent)")
     assert cells == ["cached"], cells
     page.screenshot(path=str(artifacts / "search-diff.png"))
+
+    # the search cell run again (the kernel defined anew, same source): every row is the one kept on disk (no
+    # compile, no cluster), each saying when it was measured
+    run_cell(page, 2)
+    viewer = cell.locator(".tlx-viewer").first
+    viewer.wait_for(timeout=120_000)
+    wait_idle(page, 120_000)
+    viewer.locator('.tlx-tab[data-tab="search"]').click()
+    expect(viewer.locator('.tlx-search-table thead th[data-col="cached"]')).to_have_text("kept from")
+    col = viewer.locator(".tlx-search-table thead th").evaluate_all(
+        "hs => hs.findIndex(h => h.dataset.col === 'cached')")
+    kept = viewer.locator(".tlx-search-table tbody tr").evaluate_all(
+        f"rows => rows.map(r => r.children[{col}].textContent)")
+    assert len(kept) == 6 and all(k.startswith("20") for k in kept), kept
+    expect(viewer.locator(".tlx-search-summary")).to_contain_text("6 of 6 rows kept")
+    page.screenshot(path=str(artifacts / "search-kept.png"))
     assert not page.console_errors, page.console_errors

@@ -174,6 +174,7 @@ class SearchRow(TypedDict):
     error: NotRequired[str | None]
     node: NotRequired[str | None]
     confirmed: NotRequired[bool | None]
+    cached: NotRequired[str | None]
 
 
 class Source(TypedDict):

@@ -99,6 +99,9 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
     # shown before Ray starts (seconds on a cold machine): the widget says so instead of nothing
     show = display_progress(len(cands), problem.name) if progress is True else (progress or None)
     device = _cache_device(compile_only, cluster)
+    from workbench.compile.tuners import base_jit
+
+    problem.extras["kernel_key"] = base_jit(kernel).cache_key  # Triton's key: a cell run again finds its rows
     kept = {} if fresh or device is None else result_cache.load(problem, cands, device)
     todo = [c for c in cands if c.index not in kept]
     if todo:
@@ -112,8 +115,9 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
     notes = [] if gpus or compile_only else ["no GPU in the cluster: compiled and statically checked only; nothing "
                                              "ran, so no output was checked against the reference"]
     if kept:
-        notes.append(f"{len(kept)} of {len(cands)} rows kept from earlier searches on {device} (their 'cached' "
-                     "column: when; fresh=True measures them again)")
+        where = "compile-only searches" if device == "compile-only" else f"searches on {device}"
+        notes.append(f"{len(kept)} of {len(cands)} rows kept from earlier {where} (each with the date it was "
+                     "measured; fresh=True, or --remeasure in a cell, measures them again)")
     if device is not None and todo:
         result_cache.store(problem, todo, result.rows, device if gpus or device == "compile-only" else "compile-only")
     rows = {**kept, **result.rows}
@@ -125,8 +129,6 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
                        **result.phases, "wall_s": round(time.perf_counter() - t0, 3)},
             "utilisation": _utilisation(rows, result.phases, cluster_info, gpus),
             "notes": notes + result.notes, "rounds": rounds, "reference": reference is not None}
-    from workbench.compile.tuners import base_jit
-
     out = SearchResult(problem.name, tgt, cands, rows, info, kernel_fn=base_jit(kernel), problem=problem)
     if callable(getattr(show, "done", None)):
         show.done(out)

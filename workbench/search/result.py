@@ -152,7 +152,7 @@ class SearchResult:
             r = self.rows.get(c.index, {})
             row = {k: _plain(r.get(k)) for k in ("status", "ms", "tflops", "tbs", "ratio", "registers", "spills",
                                                     "shared_kib", "compile_s", "cache_hit", "error", "node",
-                                                    "confirmed")}
+                                                    "confirmed", "cached")}
             row.update(index=c.index, config={k: _plain(v) for k, v in c.config.items()},
                        findings=_finding_text(r.get("findings")) or None, status=r.get("status") or "pending")
             rows.append(row)

@@ -1,14 +1,15 @@
 """A search's rows kept on disk, one file per candidate, beside the workbench's compile cache: a later search of the
 same candidate reuses what it has instead of compiling, checking and timing it again.
 
-The key holds everything a row depends on: the kernel (its bytes as the search sends it: source and helpers), the
-reference and the autotuner's pre_hook, the arguments' meta (dtypes, shapes, strides, storages; not their values:
-workers draw fresh ones), the outputs and tolerances, the target, the candidate (its config, launch options,
-descriptor blocks and grid), the device that timed it ("compile-only" for a row nothing ran) and the versions (the
-workbench's own code, Triton, uTLX, torch). Only outcomes that the key decides are kept: compiled, skipped,
-compile-error, ok and check-failed; a hang, a fault, a lost worker, a compile process that died or a budget's skip
-is tried again. A row served
-from here says when and where it was measured (``cached``: its date; ``device``).
+The key holds everything a row depends on: the kernel (Triton's own key of it: its source, the JIT functions it
+calls and the global constexprs it reads, as Triton's cache does; so a notebook cell run again with the same
+source finds its rows), the reference and the autotuner's pre_hook (as the search sends them), the arguments'
+meta (dtypes, shapes, strides, storages; not their values: workers draw fresh ones), the outputs and tolerances,
+the target, the candidate (its config, launch options, descriptor blocks and grid), the device that timed it
+("compile-only" for a row nothing ran) and the versions (the workbench's own code, Triton, uTLX, torch). Only
+outcomes that the key decides are kept: compiled, skipped, compile-error, ok and check-failed; a hang, a fault, a
+lost worker, a compile process that died or a budget's skip is tried again. A row served from here says when and
+where it was measured (``cached``: its date; ``device``).
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ def _versions() -> list[str]:
 def _key(problem: Any, cand: Any, device: str, versions: list[str]) -> str:
     rec = problem.record
     meta = [(k, repr(v)) for k, v in rec.args.items()], [(s.nbytes, s.dtype) for s in rec.storages]
-    return make_key([problem.kernel.hex(), (problem.reference or b"").hex(), (problem.tuner_pre_hook or b"").hex(),
-                     meta, problem.outputs, problem.atol, problem.rtol, problem.rounds, problem.skip_on_error,
-                     problem.target, repr(cand.config), repr(sorted(cand.options.items())),
-                     repr(sorted(cand.blocks.items())), cand.grid, device, versions])
+    return make_key([problem.extras["kernel_key"], (problem.reference or b"").hex(),
+                     (problem.tuner_pre_hook or b"").hex(), meta, problem.outputs, problem.atol, problem.rtol,
+                     problem.rounds, problem.skip_on_error, problem.target, repr(cand.config),
+                     repr(sorted(cand.options.items())), repr(sorted(cand.blocks.items())), cand.grid, device,
+                     versions])
 
 
 def load(problem: Any, cands: list[Any], device: str) -> dict[int, dict[str, Any]]:
