@@ -311,3 +311,13 @@ def test_a_search_of_what_was_searched_before_runs_nothing(ray_local):
     other = workbench.search(scale, {"BLOCK": [32, 64], "WRONG": [0]}, x, y, 256, compile_only=True, progress=False,
                              fresh=True)
     assert not any(r.get("cached") for r in other.rows.values())
+
+
+def test_a_budgeted_search_without_a_gpu_compiles_every_candidate_and_says_why(ray_local):
+    x, y = torch.empty(512), torch.empty(512)
+    r = workbench.search(scale, {"BLOCK": [32, 64]}, x, y, 512, grid=(1,), progress=False, strategy="budgeted",
+                         fresh=True)
+    assert list(r.table["status"]) == ["compiled", "compiled"]
+    assert any("strategy='budgeted' needs timings" in n for n in r.info["notes"]), r.info["notes"]
+    with pytest.raises(SearchSpaceError, match="give 'exhaustive' or 'budgeted'"):
+        workbench.search(scale, {"BLOCK": [32]}, x, y, 512, grid=(1,), progress=False, strategy="quick")

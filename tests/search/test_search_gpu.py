@@ -93,3 +93,20 @@ def test_a_gpu_actor_killed_mid_search_costs_one_try():
     t = r.table
     assert killed, "no GPU actor was seen judging"
     assert set(t["status"]) <= {"ok", "lost"} and (t["status"] == "ok").sum() >= 3, t.to_string()
+
+
+def test_a_budgeted_search_measures_a_share_and_skips_the_rest_with_the_reason():
+    """strategy='budgeted' over the pipeline: a 96-config space, at most a quarter measured (at least 16), the
+    winner among the measured, every other row 'skipped' with why, the steps in the notes."""
+    n = 1 << 22
+    x, y = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
+    space = {"BLOCK": [128, 256, 512, 1024, 2048, 4096], "num_warps": [1, 2, 4, 8], "WRONG": [0],
+             "num_stages": [1, 2, 3, 4]}
+    r = workbench.search(scale, space, x, y, n, grid=lambda m: (triton.cdiv(n, m["BLOCK"]),),
+                         reference=lambda x, y, n: x * 2, progress=False, strategy="budgeted", fresh=True)
+    t = r.table
+    measured = t[t["status"] != "skipped"]
+    assert 16 <= len(measured) <= 24 + 4, t.to_string()
+    assert r.best_index in measured.index and (measured["status"] == "ok").all(), t.to_string()
+    assert all("not tried by the budgeted search" in e for e in t[t["status"] == "skipped"]["error"])
+    assert any(n.startswith("strategy='budgeted': sample:") for n in r.info["notes"]), r.info["notes"]

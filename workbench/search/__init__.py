@@ -44,6 +44,42 @@ def _cache_device(compile_only: bool, cluster: str | None) -> str | None:
     return dev.name or dev.kind if dev.available else "compile-only"
 
 
+def _budgeted(problem: Any, todo: list[Candidate], gpus: int, budget_s: float | None, show: Any,
+              device: str | None) -> PipelineResult:
+    """``workbench.search.strategy.budgeted`` over the search's pipeline: each of its steps is one pipeline run
+    (short timings: the problem with fewer rounds; its rows kept under that)."""
+    import dataclasses
+
+    from workbench.search.engine import run_pipeline
+    from workbench.search.strategy import budgeted
+
+    by_index = {c.index: c for c in todo}
+    parts: list[PipelineResult] = []
+
+    def measure(indices: list[int], rounds: int) -> dict[int, float | None]:
+        step = dataclasses.replace(problem, rounds=rounds)
+        cands = [by_index[i] for i in indices]
+        res = run_pipeline(step, cands, gpus=gpus, budget_s=budget_s, progress=show)
+        if device is not None:
+            result_cache.store(step, cands, res.rows, device)
+        parts.append(res)
+        return {i: res.rows[i].get("ms") if res.rows[i].get("status") == "ok" else None for i in indices}
+
+    plan = budgeted(todo, measure, rounds=problem.rounds)
+    rows: dict[int, dict[str, Any]] = {i: {"index": i, "status": "skipped", "error": plan.untried, "transient": True}
+                                       for i in by_index}
+    binaries: dict[int, Any] = {}
+    phases: dict[str, float] = {}
+    for part in parts:  # in order: the leaders' full-round rows come last
+        rows.update(part.rows)
+        binaries.update(part.binaries)
+        for k, v in part.phases.items():
+            phases[k] = round(phases.get(k, 0.0) + v, 3)
+    notes = [f"strategy='budgeted': {'; '.join(plan.steps)}; {len(plan.times)} of {len(todo)} configs measured"]
+    return PipelineResult(rows, binaries, phases, next((p.gpu_info for p in parts if p.gpu_info), []),
+                          notes + [n for p in parts for n in p.notes])
+
+
 def _count(value: Any, named: Mapping[str, Any]) -> float | None:
     if value is None:
         return None
@@ -56,7 +92,7 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
            budget_s: float | None = None, outputs: list[str] | None = None, atol: float | None = None,
            rtol: float | None = None, rounds: int = 3, timeout_s: float | None = None,
            progress: bool | Callable[[Progress], None] = True, skip_on_error: bool = True, fresh: bool = False,
-           **constexprs: Any) -> SearchResult:
+           strategy: str = "exhaustive", **constexprs: Any) -> SearchResult:
     """Compile, check, run and time every config of ``space`` for one launch of ``kernel``.
 
     - ``space``: a list of configs (dicts or ``triton.Config``), a dict of lists (their product), a string
@@ -78,6 +114,9 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
     - ``fresh``: compile, check and time every candidate again; by default a candidate this machine already
       compiled (compile-only) or timed on this GPU, with the same kernel, arguments' meta, reference and versions,
       gets its kept row (``cached``: when it was measured) and nothing of it runs (``workbench.search.result_cache``).
+    - ``strategy``: "exhaustive" (every candidate) or "budgeted" for a space too large to try all: a sample and a
+      pattern search around its leaders on short timings, then the leaders in full rounds; the rest are
+      ``skipped`` with the reason, and ``info["notes"]`` says each step (``workbench.search.strategy``).
     """
     import time
 
@@ -104,10 +143,21 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
     problem.extras["kernel_key"] = base_jit(kernel).cache_key  # Triton's key: a cell run again finds its rows
     kept = {} if fresh or device is None else result_cache.load(problem, cands, device)
     todo = [c for c in cands if c.index not in kept]
+    if strategy not in ("exhaustive", "budgeted"):
+        raise SearchSpaceError(f"strategy={strategy!r}: give 'exhaustive' or 'budgeted'")
     if todo:
         cluster_info = connect(cluster)
         gpus = 0 if compile_only else cluster_info["gpus"]
-        result = run_pipeline(problem, todo, gpus=gpus, budget_s=budget_s, progress=show)
+        if strategy == "budgeted" and gpus:
+            result = _budgeted(problem, todo, gpus, budget_s, show, device)
+        else:
+            result = run_pipeline(problem, todo, gpus=gpus, budget_s=budget_s, progress=show)
+            if device is not None:
+                result_cache.store(problem, todo, result.rows, device if gpus or device == "compile-only"
+                                   else "compile-only")
+            if strategy == "budgeted":
+                result.notes.append("strategy='budgeted' needs timings: with no GPU every candidate was compiled "
+                                    "and checked")
     else:  # everything kept: no cluster, nothing runs
         cluster_info = {"address": "none (every row kept)", "nodes": 0, "cpus": 0, "gpus": 0, "node_names": []}
         gpus = 0 if device == "compile-only" else 1
@@ -118,8 +168,6 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
         where = "compile-only searches" if device == "compile-only" else f"searches on {device}"
         notes.append(f"{len(kept)} of {len(cands)} rows kept from earlier {where} (each with the date it was "
                      "measured; fresh=True, or --remeasure in a cell, measures them again)")
-    if device is not None and todo:
-        result_cache.store(problem, todo, result.rows, device if gpus or device == "compile-only" else "compile-only")
     rows = {**kept, **result.rows}
     _rates(rows, problem)
     info = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "cluster": cluster_info,
