@@ -3,13 +3,13 @@
 # Triton 3.6 preinstalled, no network).
 #   bench/gpu_session.sh [part ...]
 # Parts: env tests moe-tests gemm-sweep attention-sweep attention-trials broadcast-sweep gemm attention broadcast launch
-#        search timeline isolation isolation-cost moe judge evaluate corpus-evaluate
+#        search search-budgeted timeline isolation isolation-cost moe judge evaluate corpus-evaluate
 #        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
 # Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
 # the machine lacks as wheels from .whl/ and .whl-nb/ (made by bench/pack-wheels; installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
 # give it as a literal from the machine that sends the tree (the device copy's .git can be stale: git rev-parse
 # there named an older commit).
-# Narrower parts: JUDGE_ARGS / JUDGE_S, EVALUATE_ARGS / EVALUATE_S, CORPUS_EVAL_ARGS / CORPUS_EVAL_S, GPU_TESTS (test paths), LAUNCH_ARGS, SEARCH_ARGS / SEARCH_S, MOE_ARGS / MOE_S / MOE_TESTS_S, GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
+# Narrower parts: JUDGE_ARGS / JUDGE_S, EVALUATE_ARGS / EVALUATE_S, CORPUS_EVAL_ARGS / CORPUS_EVAL_S, GPU_TESTS (test paths), LAUNCH_ARGS, SEARCH_ARGS / SEARCH_S, SEARCH_BUDGETED_ARGS / SEARCH_BUDGETED_S, MOE_ARGS / MOE_S / MOE_TESTS_S, GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
 # Writes JSON under bench/results/; $OUT/results.tar.gz holds them with the logs and executed notebooks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -79,6 +79,8 @@ for p in "${parts[@]}"; do
     launch) run_part launch 240 python3 bench/launch_overhead.py ${LAUNCH_ARGS:-} ;;
     search) run_part search ${SEARCH_S:-600} python3 bench/search.py ${SEARCH_ARGS:---gpu} ;;
     judge) run_part judge ${JUDGE_S:-420} python3 bench/judge.py ${JUDGE_ARGS:-} ;;
+    search-budgeted) run_part search-budgeted ${SEARCH_BUDGETED_S:-580} python3 bench/search_budgeted.py \
+      ${SEARCH_BUDGETED_ARGS:-} ;;
     evaluate) run_part evaluate ${EVALUATE_S:-420} python3 bench/evaluate.py ${EVALUATE_ARGS:-} ;;
     corpus-evaluate)  # the corpus packages from .corpus-pack/ (bench/pack-corpus), unpacked once per machine
       if [ ! -f /tmp/corpus/.ready ]; then
