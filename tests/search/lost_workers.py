@@ -1,5 +1,5 @@
-"""Losing a worker on purpose: a thread that kills the first process whose command line names a Ray task or actor
-method (Ray titles its workers ``ray::NAME``), as an OOM killer or a user with ``kill -9`` would."""
+"""Losing a worker on purpose: a thread that kills the first process of this process's own Ray cluster whose command
+line names a Ray task or actor method (Ray titles its workers ``ray::NAME``), as an OOM killer would."""
 
 from __future__ import annotations
 
@@ -17,11 +17,14 @@ def kill_first(title: str, timeout_s: float = 120.0) -> tuple[threading.Thread, 
     def watch() -> None:
         deadline = time.time() + timeout_s
         while not killed and time.time() < deadline:
-            for p in psutil.process_iter(["cmdline"]):
-                if title in " ".join(p.info["cmdline"] or []):
-                    p.kill()
-                    killed.append(p.pid)
-                    return
+            for p in psutil.Process().children(recursive=True):  # this process's own cluster only
+                try:
+                    if title in " ".join(p.cmdline()):
+                        p.kill()
+                        killed.append(p.pid)
+                        return
+                except psutil.Error:
+                    continue
             time.sleep(0.01)
 
     t = threading.Thread(target=watch, daemon=True)

