@@ -15,7 +15,7 @@ import pytest
 import torch
 import triton
 from IPython.utils.capture import capture_output
-from search_kernels import ExitOnLoad, ring_sum, scale
+from search_kernels import ring_sum, scale
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 import workbench
@@ -144,16 +144,15 @@ def test_kernels_travel_to_a_fresh_process_and_compile_the_same(tmp_path):
 @pytest.mark.slow
 def test_compile_only_pipeline_statuses_findings_and_crashes(ray_local):
     """Real compiles on 2 Ray workers: a correct ring, two buggy ones (skipped: error findings at their lines), a
-    64x48 slot (uTLX's C++ aborted on it; now an error at its line), one Triton refuses (3 warps), and one whose
-    compile process dies (that candidate only)."""
+    64x48 slot (uTLX's C++ aborted on it; now an error at its line), and one Triton refuses (3 warps). (One whose
+    compile process dies: the next test.)"""
     desc, out, K = _ring_args()
     space = [{"BM": 64, "BK": 64, "STAGES": 3, "BUG": b} for b in (0, 1, 2)]
-    space += [{"BM": 64, "BK": 48, "STAGES": 3, "BUG": 0}, {"BM": 64, "BK": 64, "STAGES": 3, "num_warps": 3},
-              {"BM": 64, "BK": 64, "STAGES": 2, "BUG": ExitOnLoad()}]
+    space += [{"BM": 64, "BK": 48, "STAGES": 3, "BUG": 0}, {"BM": 64, "BK": 64, "STAGES": 3, "num_warps": 3}]
     events = []
     r = workbench.search(ring_sum, space, desc, out, K, grid=(1,), compile_only=True, progress=events.append)
     t = r.table
-    assert list(t["status"]) == ["compiled", "skipped", "skipped"] + ["compile-error"] * 3, t.to_string()
+    assert list(t["status"]) == ["compiled", "skipped", "skipped"] + ["compile-error"] * 2, t.to_string()
     src = Path(HERE / "search_kernels.py").read_text().splitlines()
     # BUG 1 (the slot is never freed): the producer's wait on `empty` never completes; BUG 2: the consumer's wait
     for i, marker in ((1, "tlx.barrier_wait(empty[s], p ^ 1)"), (2, "BUG 2")):
@@ -161,10 +160,9 @@ def test_compile_only_pipeline_statuses_findings_and_crashes(ray_local):
         assert lines and any(marker in src[ln - 1] for ln in lines), (i, r.rows[i]["findings"])
     assert "search_kernels.py:" in t.loc[3, "error"] and "must be a power of two (not 48)" in t.loc[3, "error"]
     assert "num_warps must be a power of 2" in t.loc[4, "error"], t.loc[4, "error"]
-    assert "compile process died" in t.loc[5, "error"], t.loc[5, "error"]
     assert t.loc[0, "registers"] > 0 and t.loc[0, "shared_kib"] > 0 and t.loc[0, "spills"] == 0
     assert t.loc[0, "node"] and t.loc[0, "compile_s"] > 0
-    assert r.best is None and r.info["compile_only"] and events and events[-1].total == 6
+    assert r.best is None and r.info["compile_only"] and events and events[-1].total == 5
     # nothing was timed: no empty time columns (the table prints readably)
     assert not {"ms", "tflops", "ratio", "ref_ms", "confirmed", "max_abs_err"} & set(t.columns), list(t.columns)
     rep = r.report(0)
@@ -235,6 +233,43 @@ def test_a_cached_compile_says_so_and_the_times_add_up(ray_local):
     assert ph["wall_s"] >= ph["prepare_s"] + ph["connect_s"] + ph["total_s"] - 0.01, ph
 
 
+DIES_IN_COMPILE = """
+import json, workbench
+from search_kernels import ExitOnLoad, ring_sum
+from test_search_cpu import _ring_args
+desc, out, K = _ring_args()
+space = [{"BM": 64, "BK": 64, "STAGES": 3, "BUG": 0}, {"BM": 64, "BK": 64, "STAGES": 2, "BUG": ExitOnLoad()}]
+r = workbench.search(ring_sum, space, desc, out, K, grid=(1,), compile_only=True, progress=False)
+print("RESULT " + json.dumps({"statuses": list(r.table["status"]), "error": r.rows[1].get("error")}))
+"""
+
+
+def _in_own_process(script: str) -> dict:
+    """A search run by a process of its own: Ray 2.60's driver can abort when a worker dies at the wrong moment
+    ("Check failed: address.node_id() != ''" in its lease re-request, twice in the full suite on a fresh clone, after
+    a candidate killed its compile worker twice), which must not end the test session: such an abort is an xfail
+    naming Ray's bug; anything else fails."""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+    if not lines and p.returncode != 0 and _ray_driver_abort():
+        pytest.xfail("Ray 2.60's driver aborted on a lost worker (its bug, not the search's)")
+    assert lines, (p.returncode, p.stderr[-3000:])
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def _ray_driver_abort() -> bool:
+    """Whether the newest Ray session's driver log holds Ray's check failure."""
+    logs = sorted(Path("/tmp/ray").glob("session_2*/logs/python-core-driver-*.log"), key=lambda f: f.stat().st_mtime)
+    return bool(logs) and "address.node_id()" in logs[-1].read_text(errors="replace")
+
+
+def test_a_candidate_that_kills_its_compile_process_costs_that_candidate():
+    out = _in_own_process(DIES_IN_COMPILE)
+    assert out["statuses"] == ["compiled", "compile-error"], out
+    assert "compile process died" in out["error"], out
+
+
 KILLED_MID_SEARCH = """
 import json, torch, workbench
 from lost_workers import kill_first
@@ -250,17 +285,9 @@ print("RESULT " + json.dumps({"killed": killed, "statuses": list(r.table["status
 
 def test_a_compile_worker_killed_mid_search_costs_nothing():
     """A Ray worker killed by its pid while it compiles a candidate (what an OOM killer does): Ray starts another,
-    the candidate is compiled again, and every row has its status. In a process of its own: Ray 2.60's driver can
-    abort on a worker lost at the wrong moment ("Check failed: address.node_id() != ''" in its lease re-request,
-    seen once in the full suite), which must not end the test session."""
+    the candidate is compiled again, and every row has its status (in a process of its own: ``_in_own_process``)."""
     pytest.importorskip("psutil")
-    p = subprocess.run([sys.executable, "-c", KILLED_MID_SEARCH], capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
-    if not lines and "address.node_id()" in p.stderr:
-        pytest.xfail("Ray 2.60's driver aborted on the lost worker (its bug, not the search's)")
-    assert lines, (p.returncode, p.stderr[-3000:])
-    out = json.loads(lines[-1][len("RESULT "):])
+    out = _in_own_process(KILLED_MID_SEARCH)
     assert out["killed"], "no compile worker was seen to kill"
     assert out["statuses"] == ["compiled"] * 8, out
 
