@@ -158,10 +158,6 @@ class Storage:
     stats: tuple[float, float, bool] | None = None  # mean, spread, non-negative (floating point, taken with data)
     data: bytes | None = None  # the values (integer and boolean storages, taken with data)
 
-    @property
-    def floating(self) -> bool:
-        return self.dtype.startswith(("float", "bfloat", "complex"))
-
     def numel(self, dtype: str | None = None) -> int:
         import torch
 
@@ -200,14 +196,13 @@ class Record:
         return Value(v)
 
     def view(self, t: Any) -> View:
+        """``t`` as a view of its storage, which is added to the record if it is new."""
         key = storage_key(t)
-        i = self._index.get(key)
-        if i is None:
-            i = self._index[key] = len(self.storages)
+        if key not in self._index:
+            self._index[key] = len(self.storages)
             self.storages.append(self._storage(t))
-            self._live[i] = weakref.ref(t)
-        return View(i, _dtype_name(t), tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()),
-                    int(t.storage_offset()))
+            self._live[self._index[key]] = weakref.ref(t)
+        return self.view_of(t)
 
     def view_of(self, t: Any) -> View | None:
         """``t`` as a view of one of the record's storages, or None where it lives elsewhere."""
@@ -248,21 +243,18 @@ class Record:
         return [_argument(self, k, s, k in constexprs) for k, s in self.args.items()]
 
     # ------------------------------------------------------------------ rebuilding
-    def buffers(self, device: str = "meta", *, seed: int = 0) -> list[Any]:
-        """A tensor per storage on ``device``: ``meta``, or fresh data drawn from the storages' statistics."""
+    def build(self, device: str = "meta", *, seed: int = 0,
+              blocks: dict[str, tuple[int, ...]] | None = None) -> tuple[dict[str, Any], list[Any]]:
+        """The named values again over a tensor per storage on ``device`` (``meta``, or fresh data drawn from the
+        storages' statistics with ``seed``), with ``blocks`` as the descriptors' block shapes. Returns them and the
+        storage tensors."""
         import torch
 
         gen = None
         if device != "meta":
             gen = torch.Generator(device=device)
             gen.manual_seed(seed)
-        return [_fresh(s, device, gen) for s in self.storages]
-
-    def build(self, device: str = "meta", *, seed: int = 0, blocks: dict[str, tuple[int, ...]] | None = None,
-              buffers: list[Any] | None = None) -> tuple[dict[str, Any], list[Any]]:
-        """The named values again over ``buffers`` (else ``self.buffers(device, seed=seed)``), with ``blocks`` as
-        the descriptors' block shapes. Returns them and the buffers."""
-        bufs = buffers if buffers is not None else self.buffers(device, seed=seed)
+        bufs = [_fresh(s, device, gen) for s in self.storages]
         return with_blocks({name: rebuild(spec, bufs) for name, spec in self.args.items()}, blocks or {}), bufs
 
 

@@ -137,14 +137,14 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
     prep_s = time.perf_counter() - t0
     # shown before Ray starts (seconds on a cold machine): the widget says so instead of nothing
     show = display_progress(len(cands), problem.name) if progress is True else (progress or None)
+    if strategy not in ("exhaustive", "budgeted"):
+        raise SearchSpaceError(f"strategy={strategy!r}: give 'exhaustive' or 'budgeted'")
     device = _cache_device(compile_only, cluster)
     from workbench.compile.tuners import base_jit
 
     problem.extras["kernel_key"] = base_jit(kernel).cache_key  # Triton's key: a cell run again finds its rows
     kept = {} if fresh or device is None else result_cache.load(problem, cands, device)
     todo = [c for c in cands if c.index not in kept]
-    if strategy not in ("exhaustive", "budgeted"):
-        raise SearchSpaceError(f"strategy={strategy!r}: give 'exhaustive' or 'budgeted'")
     if todo:
         cluster_info = connect(cluster)
         gpus = 0 if compile_only else cluster_info["gpus"]
@@ -152,9 +152,8 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
             result = _budgeted(problem, todo, gpus, budget_s, show, device)
         else:
             result = run_pipeline(problem, todo, gpus=gpus, budget_s=budget_s, progress=show)
-            if device is not None:
-                result_cache.store(problem, todo, result.rows, device if gpus or device == "compile-only"
-                                   else "compile-only")
+            if device is not None:  # what nothing ran is a compile-only row, whatever GPU this machine has
+                result_cache.store(problem, todo, result.rows, device if gpus else "compile-only")
             if strategy == "budgeted":
                 result.notes.append("strategy='budgeted' needs timings: with no GPU every candidate was compiled "
                                     "and checked")

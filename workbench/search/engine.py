@@ -23,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -170,7 +171,7 @@ def _stuck_at(pid: int | None) -> str:
     """The innermost frames of the thread that was judging, as the stuck actor wrote them, or '' (none written: the
     actor ran on another machine, or answered in time)."""
     try:
-        text = open(stack_file(pid)).read() if pid else ""  # noqa: SIM115 - read once
+        text = Path(stack_file(pid)).read_text() if pid else ""
     except OSError:
         return ""
     blocks = text.split("\n\n")
