@@ -44,6 +44,7 @@ REACH_TIMEOUT_S = 5.0
 JUDGE_GRACE_S = 120.0  # beyond the kernel's own timeout: an actor that answers nothing by then is killed
 LOST_RETRIES = 1  # a candidate whose GPU actor died is tried this many more times, then it is "lost"
 STUCK_AFTER_S = 30.0  # beyond the kernel's own timeout: a GPU actor still judging writes where its threads are
+PLACE_TIMEOUT_S = 120.0  # a GPU actor Ray has not started by then waits for a GPU that something else holds
 
 
 class SearchError(WorkbenchError):
@@ -101,7 +102,7 @@ def connect(cluster: str | None = None, num_cpus: int | None = None) -> dict[str
     if ray.is_initialized() and "address" in _CONNECTED and _CONNECTED["address"] != address:
         if address:
             _reachable(address)  # before leaving the cluster in use
-        _ACTORS.clear()
+        _WARM.clear()
         ray.shutdown()
     if not ray.is_initialized():
         if address:
@@ -182,7 +183,51 @@ def _stuck_at(pid: int | None) -> str:
 
 _REMOTES: dict[str, Any] = {}
 _CONNECTED: dict[str, str | None] = {}  # the address this process's Ray was started with (None: a local cluster)
-_ACTORS: list[Any] = []  # GPU actors kept warm between searches of this session (CUDA context, isolated worker)
+_WARM: dict[str, list[Any]] = {}  # kind ("search", "evaluate") -> its GPU actors, kept warm between calls
+
+
+def warm_actors(kind: str, make: Callable[[], Any], n: int) -> list[Any]:
+    """``n`` actors of ``kind`` kept warm between calls of this process (CUDA context, isolated worker); those of
+    every other kind are ended first. Each holds a whole GPU (``num_gpus=1``): an evaluation's actors kept while a
+    search starts its own would leave the search's waiting for a GPU for ever."""
+    import ray
+
+    for other in [k for k in _WARM if k != kind]:
+        for a in _WARM.pop(other):
+            ray.kill(a)
+    have = _WARM.setdefault(kind, [])
+    while len(have) < n:
+        have.append(make())
+    return have[:n]
+
+
+def forget_actors(kind: str) -> None:
+    """End ``kind``'s warm actors (an interrupted call: nothing keeps running for it)."""
+    import ray
+
+    for a in _WARM.pop(kind, []):
+        ray.kill(a)
+
+
+def wait_placed(actors: list[Any], timeout_s: float = PLACE_TIMEOUT_S) -> None:
+    """Return once Ray has started every actor, or raise ClusterError naming why it cannot (no free GPU)."""
+    import ray
+
+    refs = [a.__ray_ready__.remote() for a in actors]
+    ready, pending = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+    if pending:
+        raise not_placed(len(pending), timeout_s)
+    ray.get(ready)  # an actor whose start raised says why here
+
+
+def not_placed(n: int, waited_s: float) -> ClusterError:
+    import ray
+
+    free, total = ray.available_resources().get("GPU", 0), ray.cluster_resources().get("GPU", 0)
+    return ClusterError(f"{n} GPU worker(s) not started after {waited_s:.0f} s: the cluster has {free:g} of its "
+                        f"{total:g} GPUs free (another driver's actors, or a search or evaluation of another "
+                        "process, hold them)",
+                        hint="end the process holding them, or give this one a cluster of its own (cluster=)")
 
 
 def _remotes() -> tuple[Any, Any]:
@@ -250,17 +295,16 @@ class _Pipeline:
         self.gpu_info: list[dict[str, Any]] = []
         compile_fn, gpu_cls = _remotes()
         self.problem_ref = ray.put(problem)
-        self.gpus = [self._start_gpu(gpu_cls, i) for i in range(gpus)]
+        actors = warm_actors("search", gpu_cls.remote, gpus) if gpus else []
+        self.gpus = [self._start_gpu(a, i) for i, a in enumerate(actors)]
+        self.unplaced = {a.__ray_ready__.remote(): a for a in actors}  # until Ray starts them (PLACE_TIMEOUT_S)
         self.compiles = {compile_fn.remote(self.problem_ref, self.packed[i]): (i, time.perf_counter())
                          for i in self.packed}
         self.queue: list[int] = []
         self.judging: dict[Any, tuple[int, _Gpu, float]] = {}
         self.setups: dict[Any, _Gpu] = {g.ready: g for g in self.gpus}
 
-    def _start_gpu(self, cls: Any, i: int) -> _Gpu:
-        if len(_ACTORS) <= i:
-            _ACTORS.append(cls.remote())
-        actor = _ACTORS[i]
+    def _start_gpu(self, actor: Any, i: int) -> _Gpu:
         return _Gpu(actor, actor.setup.remote(self.problem_ref), index=i)
 
     # ------------------------------------------------------------------ events
@@ -360,6 +404,12 @@ class _Pipeline:
 
     def _kill_late(self) -> None:
         now = time.perf_counter()
+        if self.unplaced:
+            ready, _ = self.ray.wait(list(self.unplaced), num_returns=len(self.unplaced), timeout=0)
+            for ref in ready:
+                self.unplaced.pop(ref)
+            if self.unplaced and now - self.t0 > PLACE_TIMEOUT_S:
+                raise not_placed(len(self.unplaced), now - self.t0)
         limit = (self.problem.timeout_s or 10.0) + JUDGE_GRACE_S
         for ref, (i, g, t) in list(self.judging.items()):
             if now - t > limit:

@@ -29,7 +29,7 @@ from typing import Any
 
 from workbench.compile import child, portable
 from workbench.errors import ArgumentError
-from workbench.search.engine import LOST_RETRIES, connect
+from workbench.search.engine import LOST_RETRIES, connect, forget_actors, wait_placed, warm_actors
 
 __all__ = ["EvaluationResult", "evaluate"]
 
@@ -193,6 +193,7 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
     lost: dict[int, int] = {}  # candidate -> times its actor died under it
     out = open(json_path, "w") if json_path else None  # noqa: SIM115 - rows stream into it as they come
     try:
+        wait_placed(actors)  # while the compiles run: a GPU held elsewhere is an error, not a wait for ever
         while compiles or queue or running:
             while free and queue:
                 i = queue.pop(0)
@@ -231,9 +232,7 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
                                "compile_note": compiled.get(i, {}).get("compile_error")}
                     _emit(rows[i], out, say)
     except BaseException:
-        for a in actors:  # an interrupt: nothing keeps running for an evaluation nobody waits for
-            ray.kill(a)
-        _RUNNERS.clear()
+        forget_actors("evaluate")  # an error or an interrupt: nothing keeps running for an evaluation nobody waits for
         raise
     finally:
         if out is not None:
@@ -244,25 +243,11 @@ def evaluate(candidates: Sequence[Any], *, reference: Any, inputs: Any, shapes: 
     return EvaluationResult([r for r in rows if r is not None], info)
 
 
-_RUNNERS: dict[str, list[Any]] = {}  # device -> the actors kept warm between evaluations of this process
-
-
 def _runners(ray: Any, gpus: int) -> list[Any]:
     """One run actor per GPU of the cluster (one CPU actor when there is none), started once and kept."""
     device = "cuda" if gpus else "cpu"
-    have = _RUNNERS.get(device, [])
-    alive = []
-    for a in have:
-        try:
-            ray.get(a.__ray_ready__.remote(), timeout=5)
-            alive.append(a)
-        except Exception:
-            pass
     cls = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1, max_restarts=-1)(_RunActor)
-    while len(alive) < max(1, gpus):
-        alive.append(cls.remote(device))
-    _RUNNERS[device] = alive
-    return alive
+    return warm_actors("evaluate", lambda: cls.remote(device), max(1, gpus))
 
 
 def _unique(names: list[str]) -> list[str]:
