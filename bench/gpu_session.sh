@@ -9,7 +9,7 @@
 # the machine lacks as wheels from .whl/ and .whl-nb/ (made by bench/pack-wheels; installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
 # give it as a literal from the machine that sends the tree (the device copy's .git can be stale: git rev-parse
 # there named an older commit).
-# Narrower parts: JUDGE_ARGS / JUDGE_S, EVALUATE_ARGS / EVALUATE_S, CORPUS_EVAL_ARGS / CORPUS_EVAL_S, GPU_TESTS (test paths), LAUNCH_ARGS, SEARCH_ARGS / SEARCH_S, SEARCH_BUDGETED_ARGS / SEARCH_BUDGETED_S, MOE_ARGS / MOE_S / MOE_TESTS_S, GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
+# Narrower parts: ISOLATION_ARGS / ISOLATION_S (--first-cell), JUDGE_ARGS / JUDGE_S, EVALUATE_ARGS / EVALUATE_S, CORPUS_EVAL_ARGS / CORPUS_EVAL_S, GPU_TESTS (test paths), LAUNCH_ARGS, SEARCH_ARGS / SEARCH_S, SEARCH_BUDGETED_ARGS / SEARCH_BUDGETED_S, MOE_ARGS / MOE_S / MOE_TESTS_S, GEMM_ARGS / ATTN_ARGS / ATTN_SWEEP_ARGS / BCAST_ARGS (extra options), TIMELINE_KERNELS (comma list), TUTORIALS (notebook paths), TUTORIAL_S.
 # Writes JSON under bench/results/; $OUT/results.tar.gz holds them with the logs and executed notebooks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -94,7 +94,7 @@ for p in "${parts[@]}"; do
     moe) run_part moe ${MOE_S:-420} python3 bench/moe.py ${MOE_ARGS:---quick --kinds fwd,dx,dw} ;;
     timeline) run_part timeline 240 python3 bench/timeline_kernels.py ${TIMELINE_KERNELS:+--kernels $TIMELINE_KERNELS} ;;
     isolation) run_part isolation 300 python3 bench/isolation.py ;;
-    isolation-cost) run_part isolation-cost 180 python3 bench/isolation_cost.py ;;
+    isolation-cost) run_part isolation-cost ${ISOLATION_S:-180} python3 bench/isolation_cost.py ${ISOLATION_ARGS:-} ;;
     meta) run_part meta 360 python3 bench/meta_tutorials.py ;;
     tutorials)
       for nb in ${TUTORIALS:-tutorials/*.ipynb}; do

@@ -10,7 +10,11 @@ times each way, in this process (an IPython shell for the ``%%tlx`` rows, not a 
   the notebook's side before the request is sent (argument specs, its own synchronize), the worker's
   rebuilding of the arguments, its launch call, its wait for the GPU, and the messages' round trip;
 - ``%%tlx`` isolated and ``%%tlx --no-isolate``: the same loop in a cell, as a user writes it (capture,
-  records, replays: what the magic adds per launch).
+  records, replays: what the magic adds per launch);
+- ``first_cell``: in fresh processes with empty caches, how long ``%load_ext workbench`` holds the prompt, how long
+  its background start takes (imports, isolated worker, Ray and the search's workers: ``workbench.search.warm``),
+  and the first isolated ``%%tlx`` cell (the kernel compiled and launched) after it, and right after the prompt.
+  ``--first-cell`` measures only this.
 
 Writes ``bench/results/isolation-cost-<date>.json`` (device, date, versions, command, medians and p10/p90).
 """
@@ -106,10 +110,59 @@ def magic(n: int) -> dict[str, Any]:
     return out
 
 
+FIRST_CELL = r'''
+import json, os, sys, threading, time
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+t0 = time.perf_counter()
+ip.run_line_magic("load_ext", "workbench")
+out = {"load_ext_s": time.perf_counter() - t0}
+ip.run_cell("import torch, triton\nimport triton.language as tl\nz = torch.zeros(4096, device='cuda')")
+if sys.argv[1] == "after-background":
+    from workbench.run import isolate
+    from workbench.search import warm
+    for th in threading.enumerate():
+        if th.name == "workbench-imports":
+            th.join(300)
+    while warm.status().get("started") and not warm.status()["done"]:
+        time.sleep(0.05)
+    isolate.shared_worker().ready(isolate.SETUP_S)
+    out.update(background_s=time.perf_counter() - t0, warm=warm.status())
+t1 = time.perf_counter()
+ip.run_cell_magic("tlx", "--quiet", sys.argv[2])
+out["first_cell_s"] = time.perf_counter() - t1
+out["z_ok"] = bool(ip.user_ns["z"][0].item() == 1.0)
+print(json.dumps(out))
+'''
+
+
+def first_cell() -> dict[str, Any]:
+    """The first isolated ``%%tlx`` cell of a fresh process with empty caches (Triton's, the workbench's), after
+    the background start has finished and right after ``%load_ext`` returned."""
+    import os
+    import subprocess
+    import tempfile
+
+    cell = CELL_KERNEL + "\nadd_one[(4,)](z, z.numel(), BLOCK=1024)\n"
+    out = {}
+    for when in ("after-background", "at-once"):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**os.environ, "TRITON_CACHE_DIR": f"{tmp}/triton", "TLX_WORKBENCH_CACHE_DIR": f"{tmp}/wb"}
+            p = subprocess.run([sys.executable, "-c", FIRST_CELL, when, cell], capture_output=True, text=True,
+                               timeout=600, env=env)
+        if p.returncode != 0:
+            raise RuntimeError(f"first-cell run ({when}) failed: {p.stderr[-2000:]}")
+        out[when] = json.loads(p.stdout.strip().splitlines()[-1])
+        print(f"first cell {when}: " + ", ".join(f"{k} {v:.2f} s" for k, v in out[when].items()
+                                                 if isinstance(v, float)))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--first-cell", action="store_true", help="measure only the first cell of a fresh process")
     args = ap.parse_args(argv)
     import torch
     import triton
@@ -132,6 +185,12 @@ def main(argv: list[str] | None = None) -> int:
     doc: dict[str, Any] = {"device": torch.cuda.get_device_name(), "date": dt.datetime.now(dt.UTC).isoformat(),
                            "torch": torch.__version__, "triton": triton.__version__,
                            "command": " ".join(["python3", "bench/isolation_cost.py", *sys.argv[1:]]), "n": args.n}
+    doc["first_cell"] = first_cell()
+    if args.first_cell:
+        path = Path(args.out or ROOT / "bench" / "results" / f"first-cell-{dt.date.today().isoformat()}.json")
+        path.write_text(json.dumps(doc, indent=1))
+        print(f"wrote {path}")
+        return 0
     doc["plain"] = plain(add_one, z, args.n)
     doc["isolate_launch"] = isolated_parts(add_one, z, args.n)
     doc["magic"] = magic(args.n)

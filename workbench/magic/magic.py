@@ -9,6 +9,7 @@ captured and gets a Report displayed under the cell.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -312,15 +313,26 @@ def load_ipython_extension(ipython: Any) -> None:
     magics = TlxMagics(ipython)
     ipython.register_magics(magics)
     _LOADED[id(ipython)] = magics
-    try:  # warm the imports a first cell needs, and the GPU worker (workbench.run.isolate)
+    # the prompt comes back at once; what a first cell needs is imported and started in the background
+    threading.Thread(target=_warm, name="workbench-imports", daemon=True).start()
+
+
+def _warm() -> None:
+    """The imports a first cell needs, the isolated GPU worker (``workbench.run.isolate``), and, where a search
+    would run candidates, Ray and the search's workers (``workbench.search.warm``). A cell that needs one of them
+    first waits for it where it is used (Python's import lock, the worker's start, ``engine.connect``)."""
+    try:
         prepare_namespace({})
         import workbench.compile  # noqa: F401
         import workbench.report.html  # noqa: F401
         from workbench.run.isolate import prestart
+        from workbench.search import warm
 
         prestart()
+        if warm.should_start(detect().available):
+            warm.start()
     except Exception:
-        pass
+        pass  # the cell that needs what failed here meets the error itself, with its message
 
 
 def unload_ipython_extension(ipython: Any) -> None:

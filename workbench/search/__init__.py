@@ -146,7 +146,7 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
     kept = {} if fresh or device is None else result_cache.load(problem, cands, device)
     todo = [c for c in cands if c.index not in kept]
     if todo:
-        cluster_info = connect(cluster)
+        cluster_info = connect(cluster, on_wait=_waiting(show, len(cands)))
         gpus = 0 if compile_only else cluster_info["gpus"]
         if strategy == "budgeted" and gpus:
             result = _budgeted(problem, todo, gpus, budget_s, show, device)
@@ -188,6 +188,14 @@ def _rates(rows: dict[int, dict[str, Any]], problem: Any) -> None:
         if ms:
             r["tflops"] = problem.flops / ms / 1e9 if problem.flops else None
             r["tbs"] = problem.bytes / ms / 1e9 if problem.bytes else None
+
+
+def _waiting(show: Callable[[Progress], None] | None, total: int) -> Callable[[float], None] | None:
+    """What the progress display says while Ray's background start (``search.warm``) finishes."""
+    if show is None:
+        return None
+    return lambda s: show(Progress(total=total, phase="starting", elapsed_s=s,
+                                   message=f"waiting for the background start of Ray and the workers ({s:.0f} s)"))
 
 
 def _utilisation(rows: dict[int, dict[str, Any]], phases: dict[str, float], cluster: dict[str, Any],

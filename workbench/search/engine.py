@@ -20,6 +20,7 @@ import os
 import socket
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -93,10 +94,30 @@ def _require_token_auth() -> None:
                                 "`ray start --head`, is used as it is with cluster='HOST:PORT'")
 
 
-def connect(cluster: str | None = None, num_cpus: int | None = None) -> dict[str, Any]:
+# held while Ray starts: by connect(), or from start to end by the background start (search.warm), which takes it
+# in the thread that starts it and lets it go in its own (a plain Lock allows that)
+CONNECT_LOCK = threading.Lock()
+
+
+def connect(cluster: str | None = None, num_cpus: int | None = None,
+            on_wait: Callable[[float], None] | None = None) -> dict[str, Any]:
     """Ray, started or joined; returns what the cluster holds (nodes, CPUs, GPUs). A local cluster is started with
-    Ray's token authentication on and without its dashboard (so without its job API)."""
+    Ray's token authentication on and without its dashboard (so without its job API). While the background start
+    of ``workbench.search.warm`` holds Ray, this waits for it, calling ``on_wait(seconds waited)`` twice a second."""
+    t0 = time.perf_counter()
+    while not CONNECT_LOCK.acquire(timeout=0.5):
+        if on_wait is not None:
+            on_wait(time.perf_counter() - t0)
+    try:
+        return connect_held(cluster, num_cpus)
+    finally:
+        CONNECT_LOCK.release()
+
+
+def connect_held(cluster: str | None, num_cpus: int | None = None) -> dict[str, Any]:
+    """``connect`` for a caller that holds ``CONNECT_LOCK`` already (the background start)."""
     import ray
+
 
     address = cluster or os.environ.get("RAY_ADDRESS") or None
     if ray.is_initialized() and "address" in _CONNECTED and _CONNECTED["address"] != address:
@@ -230,7 +251,7 @@ def not_placed(n: int, waited_s: float) -> ClusterError:
                         hint="end the process holding them, or give this one a cluster of its own (cluster=)")
 
 
-def _remotes() -> tuple[Any, Any]:
+def remotes() -> tuple[Any, Any]:
     import ray
 
     if not _REMOTES:
@@ -293,7 +314,7 @@ class _Pipeline:
         self.lost_tries: dict[int, int] = {}
         self.phases: dict[str, float] = {}
         self.gpu_info: list[dict[str, Any]] = []
-        compile_fn, gpu_cls = _remotes()
+        compile_fn, gpu_cls = remotes()
         self.problem_ref = ray.put(problem)
         actors = warm_actors("search", gpu_cls.remote, gpus) if gpus else []
         self.gpus = [self._start_gpu(a, i) for i, a in enumerate(actors)]
