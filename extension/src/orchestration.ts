@@ -14,6 +14,7 @@ import {
   NodeLayout,
   OpLayout,
   Orchestration,
+  OrchestrationStep,
   RingLayout,
   layoutGraph,
   linesOf,
@@ -22,6 +23,7 @@ import {
   opTitle,
   ringPairing,
   roundView,
+  stepText,
   taskTitle
 } from './orchestration_layout';
 
@@ -76,6 +78,8 @@ const READABLE = 0.8;
 class OrchestrationView {
   private layout: GraphLayout;
   private round = 0;
+  /** The position of the step control shown (an index into positions()). */
+  private at = 0;
   private timer = 0;
   private svgNode: SVGElement | null = null;
   private scrollNode: HTMLElement | null = null;
@@ -105,7 +109,31 @@ class OrchestrationView {
     // the pane resized (the side panel, the notebook's width): the chosen fit follows it
     new ResizeObserver(() => this.fitting && this.zoom(this.fitting)).observe(scroll);
     this.host.dataset.rounds = String(p.rounds.length);
-    this.setRound(0);
+    this.host.dataset.steps = String(this.positions().length);
+    this.go(0);
+  }
+
+  /**
+   * What the step control walks: the ring slots' changes in the run's order, then each round past the last of them
+   * (where the run went on without a ring changing: a wait that blocked); a kernel without steps (no paired ring,
+   * an older Report) walks its rounds.
+   */
+  private positions(): { round: number; step?: OrchestrationStep }[] {
+    const steps = this.p.steps ?? [];
+    const last = steps.length ? Math.max(...steps.map(s => s.round)) : -1;
+    return [
+      ...steps.map(s => ({ round: s.round, step: s })),
+      ...this.p.rounds.map((_, r) => ({ round: r })).filter(x => x.round > last)
+    ];
+  }
+
+  /** Show position i of the step control. */
+  private go(i: number): void {
+    const all = this.positions();
+    this.at = Math.max(0, Math.min(i, all.length - 1));
+    this.host.dataset.step = String(this.at);
+    const pos = all[this.at];
+    this.setRound(pos?.round ?? 0, pos?.step);
   }
 
   /** A plate behind each edge label, so the arrows under it do not cross its text (sizes known once drawn). */
@@ -135,10 +163,10 @@ class OrchestrationView {
     const bar = el(
       'div',
       { class: 'tlx-orch-toolbar' },
-      button('tlx-orch-prev', '\u25c0', 'previous round', () => this.setRound(this.round - 1)),
+      button('tlx-orch-prev', '\u25c0', 'previous step', () => this.go(this.at - 1)),
       this.roundLabel,
-      button('tlx-orch-next', '\u25b6', 'next round', () => this.setRound(this.round + 1)),
-      button('tlx-orch-play', 'play', 'play the rounds', () => this.play()),
+      button('tlx-orch-next', '\u25b6', 'next step', () => this.go(this.at + 1)),
+      button('tlx-orch-play', 'play', 'play the steps', () => this.play()),
       el('span', { class: 'tlx-orch-zoom' },
         button('tlx-orch-zoom-out', '\u2212', 'zoom out', () => this.zoom(this.scale / 1.25)),
         this.zoomLabel,
@@ -148,8 +176,9 @@ class OrchestrationView {
       el('span', { class: 'tlx-orch-legend' },
         el('span', { class: 'tlx-orch-key tlx-orch-key-red', text: 'never completes' }),
         el('span', { class: 'tlx-orch-key tlx-orch-key-orange', text: 'read too early' }),
+        el('span', { class: 'tlx-orch-key tlx-orch-key-filling', text: 'slot filling' }),
         el('span', { class: 'tlx-orch-key tlx-orch-key-full', text: 'slot full' }),
-        el('span', { class: 'tlx-orch-key tlx-orch-key-released', text: 'slot used and released' }))
+        el('span', { class: 'tlx-orch-key tlx-orch-key-released', text: 'slot released (free again)' }))
     );
     if (!n) {
       bar.querySelectorAll('.tlx-orch-prev, .tlx-orch-next, .tlx-orch-play').forEach(b => ((b as HTMLButtonElement).disabled = true));
@@ -212,15 +241,15 @@ class OrchestrationView {
       this.timer = 0;
       return;
     }
-    this.setRound(0);
+    this.go(0);
     this.timer = window.setInterval(() => {
-      if (this.round >= this.p.rounds.length - 1 || !this.host.isConnected) {
+      if (this.at >= this.positions().length - 1 || !this.host.isConnected) {
         window.clearInterval(this.timer);
         this.timer = 0;
         return;
       }
-      this.setRound(this.round + 1);
-    }, 900);
+      this.go(this.at + 1);
+    }, this.p.steps?.length ? 450 : 900);
   }
 
   private scale = 1;
@@ -374,12 +403,16 @@ class OrchestrationView {
 
   // --- rounds ----------------------------------------------------------------------------------
 
-  setRound(r: number): void {
+  /** Round r's barriers and waits; its slots as the round ended, or as they were after `step` within it. */
+  setRound(r: number, step?: OrchestrationStep): void {
     const n = this.p.rounds.length;
     this.round = Math.max(0, Math.min(r, Math.max(0, n - 1)));
     this.host.dataset.round = String(this.round);
-    this.roundLabel.textContent = n ? `round ${this.round} (of 0\u2013${n - 1})` : 'no rounds simulated';
-    const v = roundView(this.p, this.round);
+    const steps = this.positions().length;
+    this.roundLabel.textContent = !n
+      ? 'no rounds simulated'
+      : `round ${this.round} (of 0\u2013${n - 1})` + (this.p.steps?.length ? ` \u00b7 step ${this.at + 1} of ${steps}` : '');
+    const v = roundView(this.p, this.round, step);
     const root = this.svgNode!;
     root.querySelectorAll<SVGElement>('.tlx-orch-node').forEach(g => {
       const states = v.dots.get(Number(g.dataset.barrier)) ?? [];
@@ -397,6 +430,9 @@ class OrchestrationView {
       state.textContent = !w ? '' : w.passed ? `\u2713 phase ${w.phases.join('/')}` : `\u2715 phase ${w.phases.join('/')}`;
     });
     clear(this.summary);
+    if (step) {
+      this.summary.append(el('li', { class: 'tlx-orch-step-now', text: stepText(this.p, step) }));
+    }
     const lines = v.summary.length ? v.summary : n ? ['No wait passed or blocked in this round.'] : [];
     lines.forEach(s => this.summary.append(el('li', { text: s, class: /never completes/.test(s) ? 'tlx-orch-bad' : '' })));
   }

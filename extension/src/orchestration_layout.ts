@@ -14,12 +14,13 @@ import type {
   OrchestrationEdge,
   OrchestrationOp,
   OrchestrationRound,
+  OrchestrationStep,
   OrchestrationTask,
   OrchestrationWait,
   OrchestrationWaitTime
 } from './schema';
 
-export type { Orchestration };
+export type { Orchestration, OrchestrationStep };
 
 export const GEOMETRY = {
   margin: 12,
@@ -332,7 +333,18 @@ export function roundCount(p: Orchestration): number {
   return p.rounds.length;
 }
 
-export function roundView(p: Orchestration, r: number): RoundView {
+/** What a step did, in words: "line 18 (the default task): bufs slot 0 full". */
+export function stepText(p: Orchestration, s: OrchestrationStep): string {
+  const buf = p.buffers.find(b => b.id === s.buffer);
+  const task = s.task === null ? null : p.tasks[s.task];
+  const what = { filling: 'filling', full: 'full (its data landed)', released: 'released (free to write again)' }[
+    s.state];
+  return `line ${s.line ?? '?'} (${task?.name ?? 'a task'}): ${buf?.name ?? 'a ring'} slot ` +
+    `${s.slots.join(', ')} ${what}`;
+}
+
+/** Round r's barrier dots, waits and slots; with a step, the slots as they were right after it. */
+export function roundView(p: Orchestration, r: number, step?: OrchestrationStep): RoundView {
   const round: OrchestrationRound | undefined = p.rounds[r];
   const dots = new Map<number, ('done' | 'open' | 'idle')[]>();
   for (const b of p.barriers) {
@@ -357,6 +369,9 @@ export function roundView(p: Orchestration, r: number): RoundView {
     if (row && s.index < row.length) {
       row[s.index] = s.state;
     }
+  }
+  for (const ring of step?.states ?? []) {
+    slots.set(ring.buffer, [...ring.states]);
   }
   const all: OrchestrationWait[] = round.waits;
   for (const w of all) {

@@ -927,6 +927,10 @@ export interface Orchestration {
    */
   blocked: OrchestrationWait[];
   /**
+   * The ring slots' changes in the order the simulated run made them (filling, full, released), each with every ring's slot states after it: what the step control walks through.
+   */
+  steps?: OrchestrationStep[];
+  /**
    * How far the simulated run went and with which launch values.
    */
   simulation?: {
@@ -1111,6 +1115,22 @@ export interface OrchestrationWait {
   named?: number | null;
   round?: number;
   passed?: boolean;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "orchestrationStep".
+ */
+export interface OrchestrationStep {
+  round: number;
+  buffer: number;
+  slots: number[];
+  state: 'filling' | 'full' | 'released';
+  task: number | null;
+  line: number | null;
+  states: {
+    buffer: number;
+    states: string[];
+  }[];
 }
 /**
  * A finding drawn on the graph: red, a wait that never completes; orange, a read too early; other, any other finding at an op's line. finding indexes the Report's findings.

@@ -15,7 +15,8 @@ import {
   markColors,
   measuredLabel,
   ringPairing,
-  roundView
+  roundView,
+  stepText
 } from '../src/orchestration_layout';
 import { loadReport } from '../src/types';
 
@@ -100,6 +101,21 @@ describe('the recorded H200 GEMM: the schedule round by round', () => {
   it('round 1 flips every phase', () => {
     const v = roundView(p, 1);
     expect(p.edges.filter(e => e.kind === 'wait').map(e => v.waits.get(e.op)!.phases)).toEqual([[0], [1], [1]]);
+  });
+
+  it('the steps: a slot fills, lands and is released, in the order the run did it, so the ring changes', () => {
+    const steps = p.steps!;
+    const b = p.buffers.find(x => x.name === 'b_bufs')!;
+    const ringAt = (i: number) => roundView(p, steps[i].round, steps[i]).slots.get(b.id)!;
+    expect(ringAt(0)).toEqual(['empty', 'empty', 'empty', 'empty']);
+    expect(ringAt(1)).toEqual(['filling', 'empty', 'empty', 'empty']);
+    expect(ringAt(3)).toEqual(['full', 'empty', 'empty', 'empty']);
+    const shown = new Set(steps.map((_, i) => ringAt(i).join(' ')));
+    expect(shown.size).toBeGreaterThan(8);
+    const firstRelease = steps.findIndex(s => s.buffer === b.id && s.state === 'released');
+    expect(firstRelease).toBeGreaterThan(3);
+    expect(stepText(p, steps[firstRelease])).toMatch(/^line \d+ \(the task at line \d+ \(replica 1\)\): b_bufs slot 0 released/);
+    expect(stepText(p, steps[1])).toMatch(/^line \d+ \(the default task\): b_bufs slot 0 filling$/);
   });
 
   it('a round past the last shows nothing', () => {

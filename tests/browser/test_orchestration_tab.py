@@ -2,7 +2,8 @@
 
 * tutorial 04, run whole: each of its five ring kernels (correct, and one bug each) draws its lanes, ring,
   barrier nodes and edges as its payload says, with the phase labels of the first two rounds; the findings are
-  on the graph (the never-completed wait red, the premature read orange); the step control plays the rounds
+  on the graph (the never-completed wait red, the premature read orange); the step control walks the ring's slots
+  filling, full and released in the simulated run's order, then the rounds past them
   (bug 1 ends with the producer blocked and the ring full); a click on an op or a barrier pins its lines in the
   source and the stages;
 * Meta's FA forward ping-pong from the installed triton-utlx wheel: the graph of a real kernel renders in under
@@ -114,26 +115,39 @@ def test_tutorial04_graph_rounds_findings_and_click_to_line(page, lab, artifacts
     producer_wait = _op(p, "wait", kernel_cell, "tlx.barrier_wait(empty[s], p ^ 1)")
     op = pane.locator(f'.tlx-orch-op[data-op="{producer_wait["id"]}"]')
     expect(op).to_have_class(re.compile(r"\btlx-orch-mark-red\b"))
-    expect(pane.locator(".tlx-orch-round")).to_have_text("round 0 (of 0\u20131)")
-    pane.locator(".tlx-orch-next").click()
-    expect(pane.locator(".tlx-orch-round")).to_have_text("round 1 (of 0\u20131)")
+    # the step control: the ring's six changes (3 slots filling, then full: round 0), then round 1, where the run
+    # ended with the producer blocked on `empty` and the ring full
+    steps = p["steps"]
+    assert [s["state"] for s in steps] == ["filling", "full"] * 3 and {s["round"] for s in steps} == {0}
+    expect(pane.locator(".tlx-orch-round")).to_have_text("round 0 (of 0\u20131) \u00b7 step 1 of 7")
+    expect(pane.locator(".tlx-orch-step-now")).to_contain_text("bufs slot 0 filling")
+    for _ in range(6):
+        pane.locator(".tlx-orch-next").click()
+    expect(pane.locator(".tlx-orch-round")).to_have_text("round 1 (of 0\u20131) \u00b7 step 7 of 7")
     expect(op).to_have_class(re.compile(r"\btlx-orch-blocked\b"))
     states = pane.locator(".tlx-orch-slot").evaluate_all("s => s.map(e => e.getAttribute('data-state'))")
     assert states == ["full"] * 3, states
     expect(pane.locator(".tlx-orch-summary")).to_contain_text("never completes")
     viewer.screenshot(path=str(shots / "tutorial04-bug1-round1.png"))
 
-    # the correct kernel: play round 0 -> 1 -> 2 (slot 2 unused in round 2: 8 tiles through 3 slots)
+    # the correct kernel: the ring's states change step by step (a round's end alone shows every slot released)
     i, r = reports[0]
     p = r["orchestration"]
     report = Report.from_dict(r)
     viewer = code_cells.nth(i).locator(".tlx-viewer").first
     pane = _open_tab(viewer)
-    pane.locator(".tlx-orch-next").click()
-    pane.locator(".tlx-orch-next").click()
-    expect(pane.locator(".tlx-orch-round")).to_have_text("round 2 (of 0\u20132)")
-    states = pane.locator(".tlx-orch-slot").evaluate_all("s => s.map(e => e.getAttribute('data-state'))")
-    assert states == ["released", "released", "empty"], states
+    slot_states = "s => s.map(e => e.getAttribute('data-state')).join(' ')"
+    seen = [pane.locator(".tlx-orch-slot").evaluate_all(slot_states)]
+    for k in range(1, len(p["steps"])):
+        pane.locator(".tlx-orch-next").click()
+        expect(pane.locator(".tlx-orch-round")).to_contain_text(f"step {k + 1} of {len(p['steps'])}")
+        seen.append(pane.locator(".tlx-orch-slot").evaluate_all(slot_states))
+        if k == 7:
+            viewer.screenshot(path=str(shots / "tutorial04-step8.png"))
+    assert seen == [" ".join(s["states"][0]["states"]) for s in p["steps"]], seen
+    assert seen[0] == "filling empty empty" and seen[6] == "released full full" and len(set(seen)) >= 6, seen
+    expect(pane.locator(".tlx-orch-round")).to_have_text(f"round 2 (of 0\u20132) \u00b7 step {len(seen)} of "
+                                                         f"{len(seen)}")
 
     # click-to-line: the consumer's wait pins its line in the source and in the stage beside it
     consumer_wait = _op(p, "wait", kernel_cell, "tlx.barrier_wait(full[s], p)  # data landed?")

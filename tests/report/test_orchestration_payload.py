@@ -85,6 +85,29 @@ def test_ring_sum_graph_lanes_ring_nodes_edges_and_rounds(tutorial04):
     assert p["marks"] == []
 
 
+def test_steps_show_each_slot_fill_and_release_in_the_order_the_run_made_them(tutorial04):
+    """The step control's payload: slot states that change within a round (a round's end shows every slot of a
+    correct ring released, which says nothing of the ring's life)."""
+    reports, code = tutorial04
+    p = reports[0]["orchestration"]
+    cell = next(c for c in code if c.startswith("%%tlx") and "def ring_sum" in c)
+    steps = p["steps"]
+    # 8 tiles: each fills (filling, full) and is released: 24 steps, in rounds 0..2
+    assert len(steps) == 24 and {s["round"] for s in steps} == {0, 1, 2}
+    assert [s["state"] for s in steps[:2]] == ["filling", "filling"] or steps[0]["state"] == "filling", steps[:3]
+    assert steps[0]["line"] == _line(cell, "tlx.barrier_expect_bytes(full[s], TILE_BYTES)")  # the producer's expect
+    released = [s for s in steps if s["state"] == "released"]
+    assert {s["line"] for s in released} == {_line(cell, "tlx.barrier_arrive(empty[s])")}
+    seen = [tuple(s["states"][0]["states"]) for s in steps]
+    assert len(set(seen)) >= 6, seen  # the ring's states change from step to step
+    assert any(st.count("full") >= 1 and st.count("filling") + st.count("released") >= 1 for st in seen)
+    assert seen[-1] == ("released", "released", "released")
+    # bug 1 (the consumer never releases): the ring fills and stays full, no step releases a slot
+    bug1 = reports[1]["orchestration"]["steps"]
+    assert bug1 and not [s for s in bug1 if s["state"] == "released"]
+    assert bug1[-1]["states"][0]["states"] == ["full", "full", "full"]
+
+
 @pytest.mark.parametrize("bug, rule, color, at, also", [
     (1, "wait-never-completes", "red", ("wait", "tlx.barrier_wait(empty[s], p ^ 1)"), None),
     (2, "first-wait-passes", "orange", ("wait", "BUG 2: the producer's phase"), ("local_load", "tlx.local_load")),

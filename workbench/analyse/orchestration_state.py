@@ -13,10 +13,12 @@ the clock of what completed it, so a task can tell which phases it knows complet
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 
 VC = dict[int, int]
+_ORDER = itertools.count()  # the order in which phases start and complete, across every barrier of a run
 
 
 def join(into: VC, other: VC) -> None:
@@ -100,6 +102,10 @@ class Phase:
     expects: list[tuple[int, int | None, int]] = field(default_factory=list)  # (task, line, bytes)
     copies: list[tuple[int, int | None, int]] = field(default_factory=list)
     vc: VC = field(default_factory=dict)  # the clocks of its arrivals and copies: what completing it needed
+    started: int | None = None  # when its first arrival, expect or copy came (in _ORDER), and who made it
+    started_by: tuple[int, int | None] | None = None
+    done: int | None = None  # when it completed (in _ORDER), and whose arrival or copy completed it
+    done_by: tuple[int, int | None] | None = None
 
 
 class MBarrier:
@@ -118,11 +124,12 @@ class MBarrier:
         self.per_call: dict[int, int] = {}  # task -> the most one of its calls arrives with
 
     def arrive(self, n: int, who: tuple[int, int | None], vc: VC) -> None:
+        self._start(who)
         self.pending -= n
         self.cur.arrivals[who] += n
         self.per_call[who[0]] = max(self.per_call.get(who[0], 0), n)
         join(self.vc_cur, vc)
-        self._maybe_complete()
+        self._maybe_complete(who)
 
     def expect(self, nbytes: int, who: tuple[int, int | None], vc: VC) -> None:
         self.tx += nbytes
@@ -133,18 +140,24 @@ class MBarrier:
     def copy(self, nbytes: int, who: tuple[int, int | None], vc: VC) -> bool:
         """A copy's bytes land (complete_tx); True when more bytes have landed than this phase announced so far
         (its expect comes later, or went to another barrier)."""
+        self._start(who)
         self.tx -= nbytes
         self.cur.copied += nbytes
         self.cur.copies.append((*who, nbytes))
         early = self.tx < 0
         join(self.vc_cur, vc)
-        self._maybe_complete()
+        self._maybe_complete(who)
         return early
 
-    def _maybe_complete(self) -> None:
+    def _start(self, who: tuple[int, int | None]) -> None:
+        if self.cur.started is None:
+            self.cur.started, self.cur.started_by = next(_ORDER), who
+
+    def _maybe_complete(self, who: tuple[int, int | None]) -> None:
         if self.pending > 0 or self.tx > 0:
             return
         done = self.cur
+        done.done, done.done_by = next(_ORDER), who
         if done.copies and done.expected != done.copied:
             self.byte_mismatches.append(done)
         self.completed += 1

@@ -43,6 +43,21 @@ class Measured(TypedDict):
     level: NotRequired[str | None]
 
 
+class State(TypedDict):
+    buffer: int
+    states: list[str]
+
+
+class OrchestrationStep(TypedDict):
+    round: int
+    buffer: int
+    slots: list[int]
+    state: Literal['filling', 'full', 'released']
+    task: int | None
+    line: int | None
+    states: list[State]
+
+
 class OrchestrationTask(TypedDict):
     index: int
     name: str
@@ -647,6 +662,7 @@ class Orchestration(TypedDict):
     edges: list[OrchestrationEdge]
     rounds: list[OrchestrationRound]
     blocked: list[OrchestrationWait]
+    steps: NotRequired[list[OrchestrationStep]]
     simulation: NotRequired[Simulation]
     marks: NotRequired[list[OrchestrationMark]]
     measured: NotRequired[Measured | None]

@@ -35,6 +35,7 @@ from workbench.report.orchestration_named import NAMED_KINDS, named_barriers
 __all__ = ["COMPLETERS", "MAX_ROUNDS", "build", "from_report", "launch_values"]
 
 MAX_ROUNDS = 8  # rounds of the schedule kept for the step control
+MAX_STEPS = 240  # ring-slot events kept for the step control (within MAX_ROUNDS)
 # op kind -> the edge it draws into its barrier set
 COMPLETERS = {"arrive": "arrive", "warp_arrive": "arrive", "expect": "expect", "tma_load": "copy",
               "tc_mma": "commit", "tc_commit": "commit", "named_arrive": "arrive"}
@@ -130,6 +131,7 @@ def payload(run: Simulation, values: dict[str, int], grid: list[int] | None) -> 
         "ops": ops,
         "edges": edges,
         "rounds": _rounds(model, trace, waits, rings),
+        "steps": _steps(trace, rings),
         "blocked": waits.blocked,
         "simulation": {
             "finished": list(trace.finished),
@@ -359,6 +361,33 @@ def _rounds(model: Orchestration, trace: Trace, waits: _WaitRounds, rings: _Ring
         out.append({"round": r, "barriers": [p for p in phases if p], "slots": slots,
                     "waits": waits.passed.get(r, []) + [dict(b, passed=False) for b in waits.blocked
                                                          if b["round"] == r]})
+    return out
+
+
+def _steps(trace: Trace, rings: _Rings) -> list[dict[str, Any]]:
+    """The ring slots' changes in the order the simulated run made them: a slot starts ``filling`` (the first
+    expect, arrival or copy of its fill barrier's phase r), is ``full`` (that phase completed), is ``released``
+    (its release barrier's phase r completed: it may be written again). Each step names its round, the slot, the
+    task and line that made it, and every ring's slot states after it."""
+    events = []
+    for buf, bar in rings.fill.items():
+        for j in sorted({j for j in rings.slot[buf] if j is not None}):
+            slots = [i for i, k in enumerate(rings.slot[buf]) if k == j]
+            for key, kinds in (((bar, j), ("filling", "full")), ((rings.release.get(buf), j), (None, "released"))):
+                b = trace.barriers.get(key)
+                for r, ph in enumerate([*b.phases, b.cur][:MAX_ROUNDS] if b is not None else []):
+                    if kinds[0] and ph.started is not None:
+                        events.append((ph.started, r, buf, slots, kinds[0], ph.started_by))
+                    if ph.done is not None:
+                        events.append((ph.done, r, buf, slots, kinds[1], ph.done_by))
+    state = {buf: ["empty"] * len(rings.slot[buf]) for buf in rings.fill}
+    out = []
+    for _, r, buf, slots, what, who in sorted(events, key=lambda e: e[0])[:MAX_STEPS]:
+        for i in slots:
+            state[buf][i] = what
+        out.append({"round": r, "buffer": buf, "slots": slots, "state": what, "task": who[0] if who else None,
+                    "line": who[1] if who else None, "states": [{"buffer": b, "states": list(v)}
+                                                                 for b, v in sorted(state.items())]})
     return out
 
 
