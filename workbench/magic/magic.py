@@ -77,6 +77,9 @@ def _split_line_magic(line: str, parser: Any) -> tuple[str, str]:
     return line[:pos], line[pos:].strip()
 
 
+IMPORTS_WAIT_S = 300.0  # how long a cell waits for the background imports of %load_ext
+
+
 @magics_class
 class TlxMagics(Magics):
     """Holds the per-session state: the last Report of each cell/kernel (for --diff)."""
@@ -86,11 +89,22 @@ class TlxMagics(Magics):
         self.history: dict[tuple, Report] = {}
         self.last_reports: list[Report] = []
         self._cell_id: str | None = None
+        self.imports: threading.Thread | None = None  # the background imports of %load_ext (see _warm)
         if shell is not None:
             shell.events.register("pre_run_cell", self._pre_run_cell)
 
     def _pre_run_cell(self, info: Any = None) -> None:
         self._cell_id = getattr(info, "cell_id", None)
+        self._wait_for_imports()
+
+    def _wait_for_imports(self) -> None:
+        """Every cell waits for the background imports before it runs: two threads importing one package at once
+        fail (measured: KeyError 'triton' from Triton's namespace packages in a %%tlx cell run right after
+        %load_ext)."""
+        if self.imports is not None:
+            self.imports.join(IMPORTS_WAIT_S)
+            if not self.imports.is_alive():
+                self.imports = None
 
     def close(self) -> None:
         if self.shell is not None:
@@ -124,6 +138,7 @@ class TlxMagics(Magics):
         else:
             args = parse_argstring(self.tlx, line)
             magic_line, body = f"%%tlx {line}".rstrip(), cell
+        self._wait_for_imports()  # also where no cell ran first (run_cell_magic from code)
         self.run_cell(args, magic_line, body)
 
     # ------------------------------------------------------------------ the pipeline
@@ -314,13 +329,15 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(magics)
     _LOADED[id(ipython)] = magics
     # the prompt comes back at once; what a first cell needs is imported and started in the background
-    threading.Thread(target=_warm, name="workbench-imports", daemon=True).start()
+    magics.imports = threading.Thread(target=_warm, name="workbench-imports", daemon=True)
+    magics.imports.start()
 
 
 def _warm() -> None:
     """The imports a first cell needs, the isolated GPU worker (``workbench.run.isolate``), and, where a search
-    would run candidates, Ray and the search's workers (``workbench.search.warm``). A cell that needs one of them
-    first waits for it where it is used (Python's import lock, the worker's start, ``engine.connect``)."""
+    would run candidates, Ray and the search's workers in a thread of their own (``workbench.search.warm``). A
+    cell waits for the imports (a pre_run_cell hook), for the worker and Ray where it uses them (the worker's
+    start, ``engine.connect``)."""
     try:
         prepare_namespace({})
         import workbench.compile  # noqa: F401
