@@ -158,7 +158,7 @@ export function renderHeader(host: HTMLElement, r: Report, opts: HeaderOptions):
     const b = el('button', {
       class: 'jp-Button tlx-open-beside',
       type: 'button',
-      title: 'Open this viewer in the main area, beside the notebook; it follows this cell',
+      title: 'Open this viewer in the main area, beside the notebook (the left sidebar folds to give room); it follows this cell',
       text: 'Open beside'
     });
     b.addEventListener('click', () => opts.onOpenBeside!());

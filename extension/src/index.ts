@@ -2,7 +2,7 @@
  * TLX Workbench JupyterLab extension: the Report renderer, the docked viewer that follows
  * its cell, and `%%tlx` cell highlighting.
  */
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { JupyterFrontEnd, JupyterFrontEndPlugin, LabShell } from '@jupyterlab/application';
 import { MainAreaWidget } from '@jupyterlab/apputils';
 import { EditorExtensionRegistry, IEditorExtensionRegistry, IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -111,6 +111,14 @@ class DockedReport extends MainAreaWidget<ReportViewer> {
   }
 }
 
+/** A viewer opened beside its notebook shares the main area with it: the left sidebar folds to give both room
+ * (the View menu or Ctrl+B brings it back). */
+function giveRoom(app: JupyterFrontEnd): void {
+  if (app.shell instanceof LabShell) {
+    app.shell.collapseLeft();
+  }
+}
+
 /** A static copy of a Report docked in the main area (beside `ref`'s notebook when given). */
 async function dockStatic(ctx: Context, data: unknown, label: string, ref?: NotebookPanel): Promise<void> {
   const report: Report = await loadReport(data);
@@ -120,6 +128,7 @@ async function dockStatic(ctx: Context, data: unknown, label: string, ref?: Note
   w.content.setReport(report);
   w.title.label = `${label}: ${report.kernelName}`;
   ctx.app.shell.add(w, 'main', ref ? { mode: 'split-right', ref: ref.id } : { mode: 'split-right' });
+  giveRoom(ctx.app);
   ctx.app.shell.activateById(w.id);
 }
 
@@ -165,6 +174,7 @@ function openBeside(ctx: Context, from: HTMLElement, data: unknown): void {
   }
   const w = new DockedReport(ref, reportOfCell(ref.cell) ?? data);
   ctx.app.shell.add(w, 'main', { mode: 'split-right', ref: ref.panel.id });
+  giveRoom(ctx.app);
   ctx.app.shell.activateById(w.id);
 }
 

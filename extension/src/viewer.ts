@@ -10,6 +10,7 @@ import { renderHeader } from './header';
 import { renderLayouts } from './layoutview';
 import { LineIndex, LinkOrigin, LinkResult, describeRanges, linkedLines, uniqueSorted } from './linemap';
 import { renderOrchestration } from './orchestration';
+import { addResizer, codeBasis } from './resizer';
 import { renderRoofline, renderTimeline } from './plots';
 import { renderSearch } from './search';
 import { provenance } from './summary';
@@ -316,6 +317,14 @@ export class ReportViewer extends Widget {
     const srcHost = el('div', { class: 'tlx-editor tlx-source', 'data-stage': 'source' });
     srcCol.append(srcHost);
     row.append(srcCol);
+    // the source as wide as its longest line where the row has room (half of it; a third beside two stages)
+    const basis = () => codeBasis(r.source, this.split ? 0.34 : 0.5);
+    srcCol.style.flex = basis();
+    splitBox.addEventListener('change', () => {
+      if (!row.dataset.resized) {
+        srcCol.style.flex = basis();
+      }
+    });
     this.codeNode.append(toolbar, row);
     this.codeNode.classList.toggle('tlx-split', this.split);
 
@@ -354,6 +363,7 @@ export class ReportViewer extends Widget {
     if (chosen[1] === chosen[0]) {
       chosen[1] = defaults.find(d => d !== chosen[0]) ?? chosen[0];
     }
+    addResizer(row, srcCol);
     for (let i = 0; i < 2; i++) {
       const col = this.makeColumn(i, names);
       row.append(col.node);

@@ -284,10 +284,30 @@ def test_tlx_cell_viewer_and_docked_view(page, lab, artifacts):
     page.screenshot(path=str(artifacts / "matmul-sass-locations.png"))
     viewer.locator(".tlx-noise-toggle").uncheck()
 
-    # Open beside: the docked viewer follows the cell and updates when it runs again.
+    # the source column is as wide as its longest line up to half the row; the divider gives it more (nothing cut)
+    src, row = viewer.locator(".tlx-source-col"), viewer.locator(".tlx-code-row")
+    w0, rw = src.bounding_box()["width"], row.bounding_box()["width"]
+    assert 0.3 * rw < w0 <= 0.52 * rw, (w0, rw)
+    scroller = viewer.locator(".tlx-source .cm-scroller")
+    assert scroller.evaluate("e => e.scrollWidth > e.clientWidth + 2")  # the cell's longest line does not fit
+    bar = viewer.locator(".tlx-col-resizer").bounding_box()
+    page.mouse.move(bar["x"] + 2, bar["y"] + 60)
+    page.mouse.down()
+    page.mouse.move(bar["x"] + 2 + 0.3 * rw, bar["y"] + 60, steps=6)
+    page.mouse.up()
+    assert src.bounding_box()["width"] > w0 + 0.25 * rw
+    assert scroller.evaluate("e => e.scrollWidth <= e.clientWidth + 2")  # now every line is whole
+    page.screenshot(path=str(artifacts / "matmul-source-widened.png"))
+    viewer.locator(".tlx-col-resizer").dblclick()
+    assert abs(src.bounding_box()["width"] - w0) < 2
+
+    # Open beside: the left sidebar folds to give room; the docked viewer follows the cell and updates when it
+    # runs again.
+    expect(page.locator(".jp-FileBrowser")).to_be_visible()
     viewer.locator(".tlx-open-beside").click()
     docked = page.locator(".tlx-docked-panel .tlx-viewer")
     docked.wait_for(timeout=30_000)
+    expect(page.locator(".jp-FileBrowser")).to_be_hidden()
     assert docked.locator(".tlx-kernel-name").inner_text() == "matmul_kernel"
     assert docked.get_attribute("data-report-id") == first_id
     page.screenshot(path=str(artifacts / "matmul-docked.png"))
