@@ -65,6 +65,8 @@ export interface Report {
   kernelName: string;
   source: string;
   filename: string;
+  /** The kernel was defined in another cell than the one whose launch this Report is of: `source` is that cell's. */
+  definedElsewhere: boolean;
   /** Line of `source` where the kernel starts (1-based), if known. */
   kernelFirstLine: number | null;
   stages: Stage[];
@@ -312,6 +314,7 @@ export async function loadReport(data: unknown): Promise<Report> {
     // user lines are lines of kernel.source.text (== cell.source when the kernel is in the cell)
     source: str(ksrc.text ?? cell.source ?? ksrc.kernel_text),
     filename: str(ksrc.filename ?? cell.filename),
+    definedElsewhere: ksrc.in_cell === false && typeof ksrc.text === 'string',
     kernelFirstLine: num(ksrc.first_line ?? cell.kernel_first_line),
     stages: await readStages(raw.stages),
     metadata,

@@ -312,7 +312,13 @@ export class ReportViewer extends Widget {
     const srcCol = el(
       'div',
       { class: 'tlx-col tlx-source-col' },
-      el('div', { class: 'tlx-col-head' }, el('span', { class: 'tlx-col-title', text: 'source', title: r.filename }))
+      el('div', { class: 'tlx-col-head' }, el('span', {
+        class: 'tlx-col-title',
+        text: r.definedElsewhere ? 'source: the cell that defined the kernel' : 'source',
+        title: r.definedElsewhere
+          ? `${r.filename}: this cell launched a kernel that an earlier cell defined; its lines are shown`
+          : r.filename
+      }))
     );
     const srcHost = el('div', { class: 'tlx-editor tlx-source', 'data-stage': 'source' });
     srcCol.append(srcHost);
@@ -333,6 +339,9 @@ export class ReportViewer extends Widget {
       ...r.findings.map(f => ({ line: f.line, severity: f.severity, message: `[${f.rule}] ${f.message}` })),
       ...r.diagnostics.filter(d => d.source !== 'run').map(d => ({ line: d.line, severity: d.severity, message: d.message }))
     ].flatMap(f => (typeof f.line === 'number' ? [{ ...f, line: f.line }] : []));
+    if (r.definedElsewhere && /^%%?tlx\b/.test(r.source)) {
+      flags.push({ line: 1, severity: 'info', message: "the defining cell's own %%tlx line: this Report is of another cell's launch" });
+    }
     srcHost.dataset.flagged = Array.from(new Set(flags.map(f => f.line))).join(',');
     this.sourcePane = new CodePane(srcHost, {
       text: r.source,

@@ -97,6 +97,14 @@ def check_flags(viewer, report: Report, shots: Path) -> None:
     """Every finding and diagnostic at a source line marks that line in the source pane, its message on hover."""
     lines = sorted({f["line"] for f in report.findings if f.get("line")}
                    | {d["line"] for d in report.diagnostics if d.get("line") and d.get("source") != "run"})
+    # a cell that launches a kernel an earlier cell defined shows that cell's source, says so, and marks its
+    # %%tlx line as that cell's
+    ksrc = report.kernel.get("source") or {}
+    elsewhere = ksrc.get("in_cell") is False and bool(ksrc.get("text"))
+    if elsewhere and re.match(r"%%?tlx\b", ksrc["text"]):
+        lines = sorted(set(lines) | {1})
+    title = viewer.locator(".tlx-source-col .tlx-col-title").inner_text()
+    assert title == ("source: the cell that defined the kernel" if elsewhere else "source"), title
     src = viewer.locator(".tlx-editor.tlx-source")
     flagged = src.get_attribute("data-flagged") or ""
     assert sorted(int(x) for x in flagged.split(",") if x) == lines, (flagged, lines)
