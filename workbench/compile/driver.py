@@ -28,6 +28,7 @@ from workbench.compile.binding import Bound, bind, bind_signature
 from workbench.compile.diagnostics import first_mlir_error, from_abort, from_backend_error, from_compilation_error
 from workbench.compile.plugin_reach import guard_clc, guard_local_alloc, repair_gluon
 from workbench.compile.resource_gate import gate
+from workbench.compile.stages_hook import current_key
 from workbench.compile.targets import parse_target, target_name
 from workbench.compile.tasks import tasks_of
 from workbench.compile.tools import disassemble, parse_ptxas_log, resource_usage
@@ -136,6 +137,7 @@ def _cache_key(fn, bound: Bound, gpu_target) -> str:
         target_name(gpu_target),
         # where the kernel lives: locations (and so every line map) depend on file and first line
         list(jit_file_line(fn)),
+        current_key(),  # a stages hook that rewrites stages (a timeline's scopes, delays) is a build of its own
     ])
 
 

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.compile.stages_hook import chained
 from workbench.compile.triton_reach import parse_in_context
 from workbench.measure.timeline.scopes import Plan, instrument
 
@@ -59,7 +60,6 @@ class ScopeRecorder:
 
     level: str = "fine"
     task_names: list[str | None] | None = None
-    active: bool = True
     plans: dict[str, Plan] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
@@ -75,45 +75,9 @@ class ScopeRecorder:
         return parse_in_context(plan.text, mod.context)
 
 
-def _combined_key(prev: Any, rec: ScopeRecorder) -> tuple[str, str]:
-    pkey, phash = prev() if prev is not None else ("", "")
-    ours = rec.key()
-    return pkey + "\n" + ours, hashlib.sha256((phash + ours).encode()).hexdigest()
-
-
-def _make_hook(prev: Any, rec: ScopeRecorder) -> Any:
-    def hook(self: Any = None, stages: Any = None, options: Any = None, language: Any = None,
-             capability: Any = None) -> tuple[str, str]:
-        if not rec.active:  # unhooked while wrapped by someone else: behave exactly like the previous hook
-            if prev is None:
-                return ("", "")
-            return prev(self, stages, options, language, capability) if stages is not None else prev()
-        if stages is None:
-            return _combined_key(prev, rec)
-        if prev is not None:
-            prev(self, stages, options, language, capability)
-        make = stages.get("ttgir")
-        if make is not None:
-            stages["ttgir"] = lambda src, metadata: rec.rewrite(make(src, metadata))
-        return _combined_key(prev, rec)
-
-    hook._workbench_timeline = rec  # type: ignore[attr-defined]
-    return hook
-
-
 @contextlib.contextmanager
 def scoped(level: str = "fine", task_names: list[str | None] | None = None) -> Iterator[ScopeRecorder]:
     """Compiles inside get the timeline's Proton scopes (``level``: task, waits, fine)."""
-    from triton import knobs
-
-    prev = knobs.runtime.add_stages_inspection_hook
     rec = ScopeRecorder(level=level, task_names=task_names)
-    hook = _make_hook(prev, rec)
-    knobs.runtime.add_stages_inspection_hook = hook
-    try:
+    with chained(rec.key(), {"ttgir": lambda mod, metadata: rec.rewrite(mod)}):
         yield rec
-    finally:
-        if knobs.runtime.add_stages_inspection_hook is hook:
-            knobs.runtime.add_stages_inspection_hook = prev
-        else:
-            rec.active = False

@@ -1,0 +1,67 @@
+"""Delayed builds (workbench.compile.delays): the ring kernel of tests/search/search_kernels.py compiled for sm_90
+on a CPU with a sleep before every mbarrier wait and arrive and TMA copy: ptxas takes the PTX (the SASS has one
+NANOSLEEP per delayed site), each site is named by the user's line, each seed enables its own subset and is a
+build (and a cache entry) of its own, and a compile outside the block has no sleep."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+import torch
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+import workbench
+from workbench.compile.delays import delayed
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
+from search_kernels import ring_sum  # noqa: E402
+
+BM, BK, K = 64, 64, 512
+
+
+def _compile():
+    x = torch.empty(BM, K, dtype=torch.float16)
+    out = torch.empty(BM, BK, dtype=torch.float16)
+    return workbench.compile(ring_sum, TensorDescriptor(x, [BM, K], [K, 1], [BM, BK]), out, K, BM=BM, BK=BK,
+                             STAGES=3)
+
+
+def _line(text: str) -> int:
+    src, first = inspect.getsourcelines(ring_sum.fn)
+    return first + next(i for i, s in enumerate(src) if text in s)
+
+
+def _sleeps(art) -> int:
+    return art.stages["sass"].count("NANOSLEEP")
+
+
+def test_every_sync_point_of_the_ring_gets_a_sleep_at_its_line():
+    plain = _compile()
+    assert _sleeps(plain) == 0
+    with delayed(seed=1, share=1.0, max_ns=1500) as plan:
+        art = _compile()
+    plan.read(art.stages["ptx"], art.source.filename, art.stages["ttgir"])
+    kinds = {(s.kind, s.line) for s in plan.sites}
+    assert ("wait", _line("tlx.barrier_wait(empty[s], p ^ 1)")) in kinds
+    assert ("wait", _line("tlx.barrier_wait(full[s], p)")) in kinds
+    assert ("arrive", _line("tlx.barrier_expect_bytes(full[s]")) in kinds  # expect-tx is an arrive
+    assert ("tma", _line("tlx.async_descriptor_load(")) in kinds
+    assert ("arrive", _line("tlx.barrier_arrive(empty[s])")) in kinds
+    assert all(s.delayed for s in plan.sites)
+    assert _sleeps(art) >= len(plan.sites) > 0  # ptxas took every sleep (one may be unrolled into several)
+    assert "nanosleep.u32" in art.stages["ptx"] and art.metadata.num_warps == plain.metadata.num_warps
+
+
+def test_each_seed_delays_its_own_subset_in_a_build_of_its_own():
+    chosen = []
+    for seed in (2, 3):
+        with delayed(seed=seed, share=0.5) as plan:
+            art = _compile()
+        plan.read(art.stages["ptx"], art.source.filename, art.stages["ttgir"])
+        chosen.append({s.index for s in plan.delayed})
+        assert 0 < _sleeps(art)
+        assert art.stages["ptx"].count("nanosleep.u32") == len(plan.delayed)
+    assert chosen[0] != chosen[1], chosen
+    assert _sleeps(_compile()) == 0  # the plain build is still the plain build (not a delayed cache entry)
