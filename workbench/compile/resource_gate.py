@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from workbench.compile import progress
+from workbench.compile.stages_hook import chained
 from workbench.compile.targets import smem_limit
 from workbench.errors import CompileError
 from workbench.ir.mlir import parse_ttgir, walk
@@ -129,25 +130,15 @@ def gate(target: str, filename: str) -> Iterator[None]:
     adding one would change Triton's cache key)."""
     from triton import knobs
 
-    prev = knobs.runtime.add_stages_inspection_hook
     limit = smem_limit(target)
-    if prev is None or limit is None:
+    if knobs.runtime.add_stages_inspection_hook is None or limit is None:
         yield
         return
 
-    def hook(*args: Any) -> Any:
-        if not args:
-            return prev()  # the cache key: the chained hook's own
-        prev(*args)
-        stages = args[1]
+    def edit(stages: dict[str, Any]) -> None:
         seen: dict[str, str] = {}  # this compile's TTGIR, for the LLVM IR stage's message
         for name in list(stages):
             stages[name] = _stage(name, stages[name], limit, target, filename, seen)
-        return None
 
-    knobs.runtime.add_stages_inspection_hook = hook
-    try:
+    with chained(None, edit=edit):
         yield
-    finally:
-        if knobs.runtime.add_stages_inspection_hook is hook:
-            knobs.runtime.add_stages_inspection_hook = prev

@@ -3,8 +3,10 @@
 
 ``chained(key, rewrites)``: each rewrite takes a stage's output and the compile's metadata and returns the output
 to use; ``key`` joins Triton's cache key (and the workbench's, ``driver._cache_key``), so a rewritten build is a
-compile and a cache entry of its own. Leaving the block puts the previous hook back, or, when something else
-wrapped this one meanwhile, makes it behave exactly as the previous one.
+compile and a cache entry of its own. ``chained(None, edit=...)`` hands each compile's stages to ``edit`` (which
+replaces what it wants) and leaves the key as it was: for what only watches or stops a compile (``resource_gate``).
+Leaving the block puts the previous hook back, or, when something else wrapped this one meanwhile, makes it
+behave exactly as the previous one.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ def current_key() -> str:
 
 
 @contextlib.contextmanager
-def chained(key: str, rewrites: dict[str, Rewrite]) -> Iterator[None]:
+def chained(key: str | None, rewrites: dict[str, Rewrite] | None = None,
+            edit: Callable[[dict[str, Any]], None] | None = None) -> Iterator[None]:
     from triton import knobs
 
     prev = knobs.runtime.add_stages_inspection_hook
@@ -36,6 +39,8 @@ def chained(key: str, rewrites: dict[str, Rewrite]) -> Iterator[None]:
 
     def combined() -> tuple[str, str]:
         pkey, phash = prev() if prev is not None else ("", "")
+        if key is None:
+            return pkey, phash
         return pkey + "\n" + key, hashlib.sha256((phash + key).encode()).hexdigest()
 
     def hook(self: Any = None, stages: Any = None, options: Any = None, language: Any = None,
@@ -48,10 +53,12 @@ def chained(key: str, rewrites: dict[str, Rewrite]) -> Iterator[None]:
             return combined()
         if prev is not None:
             prev(self, stages, options, language, capability)
-        for name, rewrite in rewrites.items():
+        for name, rewrite in (rewrites or {}).items():
             make = stages.get(name)
             if make is not None:
                 stages[name] = _then(make, rewrite)
+        if edit is not None:
+            edit(stages)
         return combined()
 
     knobs.runtime.add_stages_inspection_hook = hook
