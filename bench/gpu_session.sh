@@ -36,6 +36,9 @@ if [ -n "$wheels" ]; then
 fi
 export PYTHONPATH=/tmp/t38:/tmp/site:/tmp/ray-site:$ROOT:$ROOT/kernels
 export TLX_WORKBENCH_CACHE_DIR=/tmp/wb-cache PYTHONUNBUFFERED=1 WB_OUT=$OUTDIR
+# %load_ext's background start of Ray (workbench.search.warm) stays off in timed parts and tests unless asked:
+# 16 workers importing torch beside a benchmark are noise; bench/isolation_cost.py --first-cell turns it on itself
+export TLX_WORKBENCH_WARM=${TLX_WORKBENCH_WARM:-0}
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(env tests gemm attention broadcast timeline meta tutorials)
 status=0
 child=0

@@ -147,7 +147,8 @@ def first_cell() -> dict[str, Any]:
     out = {}
     for when in ("after-background", "at-once"):
         with tempfile.TemporaryDirectory() as tmp:
-            env = {**os.environ, "TRITON_CACHE_DIR": f"{tmp}/triton", "TLX_WORKBENCH_CACHE_DIR": f"{tmp}/wb"}
+            env = {**os.environ, "TRITON_CACHE_DIR": f"{tmp}/triton", "TLX_WORKBENCH_CACHE_DIR": f"{tmp}/wb",
+                   "TLX_WORKBENCH_WARM": "1"}  # as on any GPU machine (gpu_session.sh turns it off elsewhere)
             p = subprocess.run([sys.executable, "-c", FIRST_CELL, when, cell], capture_output=True, text=True,
                                timeout=600, env=env)
         if p.returncode != 0:
