@@ -179,10 +179,11 @@ def test_compile_only_pipeline_statuses_findings_and_crashes(ray_local):
 def test_budget_skips_what_did_not_start(ray_local):
     x, y = torch.empty(4096), torch.empty(4096)
     r = workbench.search(scale, {"BLOCK": [64, 128, 256, 512, 1024, 2048], "num_warps": [1, 2, 4, 8]}, x, y, 4096,
-                         compile_only=True, budget_s=0.5, progress=False)
+                         compile_only=True, budget_s=0.05, progress=False, fresh=True)
+    # 0.05 s: with warm workers and Triton's disk cache, 24 compiles came back inside 0.5 s on this machine
     statuses = set(r.table["status"])
-    assert "skipped" in statuses and any("budget_s=0.5" in e for e in r.table["error"].dropna())
-    assert any("budget_s=0.5 reached" in n for n in r.info["notes"])
+    assert "skipped" in statuses and any("budget_s=0.05" in e for e in r.table["error"].dropna())
+    assert any("budget_s=0.05 reached" in n for n in r.info["notes"])
 
 
 @pytest.mark.slow
