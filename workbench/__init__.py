@@ -33,6 +33,7 @@ __all__ = [
     "export",
     "load_ipython_extension",
     "search",
+    "stress",
     "unload_ipython_extension",
 ]
 
@@ -44,6 +45,7 @@ from workbench.ir.artifact import Artifact  # noqa: E402
 from workbench.report.export import export  # noqa: E402
 from workbench.search import autotune, search  # noqa: E402
 from workbench.search.evaluate import evaluate  # noqa: E402
+from workbench.search.stress import stress  # noqa: E402
 
 _SUBPACKAGES = {"analyse": "workbench.analyse", "check": "workbench.check", "run": "workbench.run",
                 "measure": "workbench.measure", "report": "workbench.report", "magic": "workbench.magic",

@@ -48,7 +48,7 @@ def test_every_sync_point_of_the_ring_gets_a_sleep_at_its_line():
     assert ("wait", _line("tlx.barrier_wait(full[s], p)")) in kinds
     assert ("arrive", _line("tlx.barrier_expect_bytes(full[s]")) in kinds  # expect-tx is an arrive
     assert ("tma", _line("tlx.async_descriptor_load(")) in kinds
-    assert ("arrive", _line("tlx.barrier_arrive(empty[s])")) in kinds
+    assert ("arrive", _line("tlx.barrier_arrive(empty[s])  # slot free again")) in kinds
     assert all(s.delayed for s in plan.sites)
     assert _sleeps(art) >= len(plan.sites) > 0  # ptxas took every sleep (one may be unrolled into several)
     assert "nanosleep.u32" in art.stages["ptx"] and art.metadata.num_warps == plain.metadata.num_warps

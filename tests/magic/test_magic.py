@@ -204,7 +204,7 @@ def test_options_the_cell_will_not_use_are_warned_about(ip):
     warned = {x["message"] for x in d["diagnostics"] if x["source"] == "magic" and x["severity"] == "warning"}
     assert warned == {"--flops is ignored: it is used with --bench or --search",
                       "--atol is ignored: it is used with --check", "--no-fresh is ignored: it is used with --check",
-                      "--budget is ignored: it is used with --search"}, warned
+                      "--budget is ignored: it is used with --search or --stress"}, warned
     res, outputs, _ = run(ip, '%%tlx --compile-only --bench --flops 2*n --check "out: x + y" --atol 1e-3\n' + ADD)
     assert not [x for x in reports(outputs)[0]["diagnostics"] if "is ignored" in x["message"]]
     from workbench.magic import options

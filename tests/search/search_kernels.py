@@ -1,6 +1,7 @@
 """Kernels the search tests compile and run: a vector kernel with a deliberate wrong answer and an invalid block,
-and a TLX ring whose ``BUG`` constexpr switches in a slot nobody frees (a hang) or the producer's phase in the
-consumer's first wait (a fault on the H200, README TLX facts), each a finding the static checks report at its line."""
+and a TLX ring whose ``BUG`` constexpr switches in a slot nobody frees (a hang), the producer's phase in the
+consumer's first wait (a fault on the H200, README TLX facts), or a slot released before it is read (a race that
+plain runs rarely show: the stress run's case), each a finding the static checks report at its line."""
 
 from __future__ import annotations
 
@@ -42,9 +43,11 @@ def ring_sum(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.
                     tlx.barrier_wait(full[s], p ^ 1)  # BUG 2: the producer's phase
                 else:
                     tlx.barrier_wait(full[s], p)
-                acc += tlx.local_load(bufs[s]).to(tl.float32)
-                if BUG != 1:  # BUG 1: the slot is never freed
+                if BUG == 3:  # BUG 3: the slot released before it is read (a write-after-read race)
                     tlx.barrier_arrive(empty[s])
+                acc += tlx.local_load(bufs[s]).to(tl.float32)
+                if BUG != 1 and BUG != 3:  # BUG 1: the slot is never freed
+                    tlx.barrier_arrive(empty[s])  # slot free again
             offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
             tl.store(out_ptr + offs, acc.to(tl.float16))
 

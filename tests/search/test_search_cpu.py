@@ -365,3 +365,53 @@ def test_a_budgeted_search_without_a_gpu_compiles_every_candidate_and_says_why(r
     assert any("strategy='budgeted' needs timings" in n for n in r.info["notes"]), r.info["notes"]
     with pytest.raises(SearchSpaceError, match="give 'exhaustive' or 'budgeted'"):
         workbench.search(scale, {"BLOCK": [32]}, x, y, 512, grid=(1,), progress=False, strategy="quick")
+
+
+def test_a_stress_run_compiles_one_delayed_build_per_seed_and_says_it_needs_a_gpu(ray_local):
+    """workbench.stress on a CPU: each run is a build of its own (seed i + 1) whose sleeping sites its row lists,
+    a different subset per seed; nothing runs without a GPU, and the notes say so."""
+    desc, out, K = _ring_args()
+    r = workbench.stress(ring_sum, desc, out, K, grid=(1,), reference=lambda d, o, k: o, runs=4, progress=False,
+                         BM=64, BK=64, STAGES=3)
+    t = r.table
+    assert list(t["seed"]) == [1, 2, 3, 4] and set(t["status"]) == {"compiled"}, t.to_string()
+    subsets = [frozenset(s.split(", ")) for s in t["delayed"].fillna("")]
+    assert len(set(subsets)) >= 3, subsets  # each seed sleeps at its own sites
+    assert all(site.split("@")[0] in ("wait", "arrive", "tma", "named-barrier") for s in subsets for site in s if site)
+    assert r.info["stress"]["ran"] == 0
+    assert any(n.startswith("stress: 4 delayed builds compiled; nothing ran") for n in r.info["notes"])
+
+
+def test_stress_summary_ranks_the_delays_that_go_with_the_failures():
+    from types import SimpleNamespace
+
+    from workbench.search.stress import note, summary
+
+    rows = {0: {"status": "ok", "delayed": ["wait@33"]}, 1: {"status": "check-failed", "error": "y: 3 differ",
+                                                               "delayed": ["arrive@47", "wait@33"]},
+            2: {"status": "check-failed", "error": "y: 5 differ", "delayed": ["arrive@47"]},
+            3: {"status": "ok", "delayed": []}, 4: {"status": "compile-error"}}
+    cands = [SimpleNamespace(index=i, delay=(i + 1, 2000, 0.5)) for i in rows]
+    s = summary(rows, cands)
+    assert (s["runs"], s["ran"], s["differing"], s["first_failing_seed"]) == (5, 4, 2, 2)
+    assert s["first_error"] == "y: 3 differ"
+    assert s["telling"][0] == {"site": "arrive@47", "delayed_runs": 2, "failed_when_delayed": 1.0,
+                               "failed_otherwise": 0.0}
+    assert "seed 2 reproduces it; most telling delay: arrive@47 (failed 100%" in note(s)
+
+
+def test_a_stress_cell_runs_the_launch_as_delayed_builds(ray_local, ip):
+    """``%%tlx --stress N --check ...`` on a CPU: the cell's launch compiled as N delayed builds (the Search tab's
+    rows, one per seed), a note that a stress run needs a GPU; ``--stress`` with ``--search`` fails on the magic
+    line."""
+    setup = ("from search_kernels import ring_sum\nfrom triton.tools.tensor_descriptor import TensorDescriptor\n"
+             "x = torch.randn(64, 512, dtype=torch.float16)\nout = torch.empty(64, 64, dtype=torch.float16)\n"
+             "desc = TensorDescriptor(x, [64, 512], [512, 1], [64, 64])\n")
+    launch = "ring_sum[(1,)](desc, out, 512, BM=64, BK=64, STAGES=3)\n"
+    res = ip.run_cell(f"%%tlx --stress 3 --check 'out: out' --quiet -o s\n{setup}{launch}")
+    assert res.success, res.error_in_exec
+    s = ip.user_ns["s"]
+    assert list(s.table["seed"]) == [1, 2, 3] and set(s.table["status"]) == {"compiled"}, s.table.to_string()
+    assert any(n.startswith("stress: 3 delayed builds compiled; nothing ran") for n in s.info["notes"])
+    res = ip.run_cell(f"%%tlx --stress 3 --search 'BM=[64]' --quiet\n{setup}{launch}")
+    assert res.error_in_exec is not None and "give --stress or --search, not both" in str(res.error_in_exec)

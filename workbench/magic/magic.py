@@ -154,7 +154,7 @@ class TlxMagics(Magics):
         specs = options.validate(args, cell)
         ns = self.shell.user_ns
         prepare_namespace(ns)
-        if args.search is not None:
+        if args.search is not None or args.stress is not None:
             return self._search(args, cell, code, ns, device, specs)
         cap = sections.capture_for(args, device, checking=bool(specs))
         try:

@@ -127,6 +127,16 @@ ARGUMENTS = [
         "and timed (workbench.search, on Ray); shows the best candidate's Report with a Search tab. -o NAME keeps "
         "the SearchResult",
     ),
+    argument(
+        "--stress",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run the cell's launch N times, each a build with pseudo-random sleeps before its mbarrier waits and "
+        "arrives, TMA copies, wgmma waits and named barriers (seed 1..N), on fresh inputs in isolated GPU workers, "
+        "judged by --check: how many runs differ, the seed that reproduces it, the delays that go with the failures "
+        "(workbench.stress; needs a GPU)",
+    ),
     argument("--budget", type=float, default=None, metavar="S", help="with --search: stop starting work after S s"),
     argument("--remeasure", action="store_true",
              help="with --search: compile, check and time every candidate again (workbench.search's fresh=True; by "
@@ -208,7 +218,8 @@ def unknown_stages(spec: str | None, available: list[str]) -> dict[str, Any] | N
 
 #: Options that only act together with another: option -> the options that use it.
 _USED_WITH = {"flops": ("bench", "search"), "bytes": ("bench", "search"), "bench_ref": ("bench",),
-              "budget": ("search",), "cluster": ("search",), "remeasure": ("search",), "atol": ("check",),
+              "budget": ("search", "stress"), "cluster": ("search", "stress"), "remeasure": ("search",),
+              "atol": ("check",),
               "rtol": ("check",),
               "no_fresh": ("check",)}
 #: What a --search cell does not do (it compiles, checks, runs and times every candidate itself).
@@ -223,7 +234,7 @@ def ignored(args: Any) -> list[dict[str, Any]]:
         return "--" + name.replace("_", "-")
 
     given = {k for k, v in vars(args).items() if v not in (None, False)}
-    by_search = [opt for opt in _NOT_WITH_SEARCH if opt in given] if "search" in given else []
+    by_search = [opt for opt in _NOT_WITH_SEARCH if opt in given] if given & {"search", "stress"} else []
     out = [magic_diagnostic("warning", f"{flag(opt)} is ignored: it is used with {' or '.join(map(flag, users))}")
            for opt, users in _USED_WITH.items() if opt in given and not given & set(users) and opt not in by_search]
     return out + [magic_diagnostic("warning", f"{flag(opt)} is ignored with --search (the search compiles, checks, "

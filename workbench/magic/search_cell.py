@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.compile.tuners import base_jit
-from workbench.errors import WorkbenchError
+from workbench.errors import ArgumentError, WorkbenchError
 from workbench.magic import errors as _errors
 from workbench.magic.options import unquote
 from workbench.report.export_launch import option_number
@@ -61,10 +61,22 @@ def _reference(specs: list[CheckSpec], ns: dict[str, Any], launch: Any, cell: An
         return None, None
 
 
+STRESS_DELAYS = (2000, 0.5)  # --stress: sleeps below 2 us at half the sites of each build (workbench.stress)
+
+
+def _stress_space(args: Any) -> list[dict[str, Any]]:
+    """--stress N: N runs of the cell's launch as it is (each a delayed build of its own seed)."""
+    if args.search is not None:
+        raise ArgumentError("--stress runs the cell's launch as it is: give --stress or --search, not both")
+    if args.stress < 1:
+        raise ArgumentError(f"--stress {args.stress}: give the number of runs (e.g. --stress 50)")
+    return [{}] * args.stress
+
+
 def run_search(args: Any, cell: Any, code: Any, ns: dict[str, Any], device: Any, specs: list[CheckSpec],
                context: dict[str, Any]) -> Any:
     """Record the cell's launch, search it, return (the best candidate's Report, the SearchResult)."""
-    from workbench.search import SearchSpaceError, parse_space, search
+    from workbench.search import parse_space, search
 
     cap = Capture(device=device, target=args.target, record_only=True)
     try:
@@ -76,9 +88,11 @@ def run_search(args: Any, cell: Any, code: Any, ns: dict[str, Any], device: Any,
     text = unquote(args.search) if args.search else ""
     try:
         space = parse_space(text) if text.strip() else None
-    except SearchSpaceError as e:
-        _errors.fail_at_magic_line(e, cell, args.search)
-    searched = {k for k in (space or {})}
+        if args.stress is not None:
+            space = _stress_space(args)
+    except WorkbenchError as e:
+        _errors.fail_at_magic_line(e, cell, args.search if args.stress is None else "--stress")
+    searched = set(space) if isinstance(space, dict) else set()  # --stress: runs, not configs
     kwargs = {k: v for k, v in launch.kwargs.items() if k not in searched}
     reference, outputs = _reference(specs, ns, launch, cell)
     counts = {opt: _value(getattr(args, opt), ns, cell, f"--{opt}") for opt in ("flops", "bytes")}
@@ -87,7 +101,7 @@ def run_search(args: Any, cell: Any, code: Any, ns: dict[str, Any], device: Any,
             launch.kernel, space, *launch.args, grid=launch.grid, reference=reference, outputs=outputs,
             target=args.target, compile_only=args.compile_only or not device.available, cluster=args.cluster,
             budget_s=args.budget, timeout_s=args.timeout, atol=args.atol, rtol=args.rtol, fresh=args.remeasure,
-            progress=not args.quiet, **counts, **kwargs)
+            progress=not args.quiet, delays=STRESS_DELAYS if args.stress is not None else None, **counts, **kwargs)
     except WorkbenchError as e:
         _errors.fail_at_magic_line(e, cell, args.search or "--search")
     shown = result.best_index

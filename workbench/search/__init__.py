@@ -92,7 +92,8 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
            budget_s: float | None = None, outputs: list[str] | None = None, atol: float | None = None,
            rtol: float | None = None, rounds: int = 3, timeout_s: float | None = None,
            progress: bool | Callable[[Progress], None] = True, skip_on_error: bool = True, fresh: bool = False,
-           strategy: str = "exhaustive", **constexprs: Any) -> SearchResult:
+           strategy: str = "exhaustive", delays: tuple[int, float] | None = None,
+           **constexprs: Any) -> SearchResult:
     """Compile, check, run and time every config of ``space`` for one launch of ``kernel``.
 
     - ``space``: a list of configs (dicts or ``triton.Config``), a dict of lists (their product), a string
@@ -117,6 +118,8 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
     - ``strategy``: "exhaustive" (every candidate) or "budgeted" for a space too large to try all: a sample and a
       pattern search around its leaders on short timings, then the leaders in full rounds; the rest are
       ``skipped`` with the reason, and ``info["notes"]`` says each step (``workbench.search.strategy``).
+    - ``delays=(max_ns, share)``: a stress run (``workbench.search.stress``): candidate i is a build with sleeps
+      before its synchronisation points, seed i + 1 (``workbench.compile.delays``); always measured afresh.
     """
     import time
 
@@ -129,6 +132,10 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
     problem, cands = prepare(kernel, space, args, constexprs, grid=grid, target=tgt, reference=reference,
                              outputs=outputs, atol=atol, rtol=rtol, rounds=rounds, timeout_s=timeout_s,
                              skip_on_error=skip_on_error)
+    if delays is not None:
+        fresh = True
+        for c in cands:
+            c.delay, c.config = (c.index + 1, int(delays[0]), float(delays[1])), {"seed": c.index + 1, **c.config}
     named = {n: v for n, v in zip(problem.arg_names, args)} | constexprs
     problem.flops, problem.bytes = _count(flops, named), _count(bytes, named)
     if not compile_only and grid is None:
@@ -176,6 +183,11 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
                        **result.phases, "wall_s": round(time.perf_counter() - t0, 3)},
             "utilisation": _utilisation(rows, result.phases, cluster_info, gpus),
             "notes": notes + result.notes, "rounds": rounds, "reference": reference is not None}
+    if delays is not None:
+        from workbench.search import stress
+
+        info["stress"] = stress.summary(rows, cands)
+        info["notes"].append(stress.note(info["stress"]))
     out = SearchResult(problem.name, tgt, cands, rows, info, kernel_fn=base_jit(kernel), problem=problem)
     if callable(getattr(show, "done", None)):
         show.done(out)

@@ -9,6 +9,7 @@ A candidate's full Report is compiled again when asked for (``SearchResult.repor
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
 import traceback
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.compile import portable
+from workbench.compile.delays import delayed
 from workbench.compile.resource_gate import stop_over_total
 from workbench.errors import WorkbenchError
 from workbench.search.problem import Problem
@@ -109,7 +111,10 @@ def compile_candidate(problem: Problem, cand: Candidate) -> CompileOutcome:
 
         kernel = _kernel(problem)
         values, _ = problem.record.build("meta", blocks=cand.blocks)
-        with stop_over_total():  # a candidate that cannot fit stops before PTX and ptxas
+        plan = None
+        with stop_over_total(), contextlib.ExitStack() as stack:  # one that cannot fit stops before PTX and ptxas
+            if cand.delay is not None:  # a stress run's build: sleeps before its synchronisation points
+                plan = stack.enter_context(delayed(*cand.delay))
             art = compile_kernel(kernel, target=problem.target, binary=True, detail="checks", **values,
                                  **cand.options)
     except Exception as e:
@@ -122,6 +127,9 @@ def compile_candidate(problem: Problem, cand: Candidate) -> CompileOutcome:
     compile_s = time.perf_counter() - t0
     row = _resources(art)
     row["cache_hit"] = bool(art.cache_hit)
+    if plan is not None and art.compiled is not None:
+        plan.read(art.compiled.asm.get("ptx", ""), art.source.filename, art.stages.get("ttgir"))
+        row["delayed"] = [f"{s.kind}@{s.line}" for s in plan.delayed]
     try:
         findings = _findings(art, kernel, values, cand.options, cand.grid)
     except Exception as e:

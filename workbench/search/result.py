@@ -19,7 +19,7 @@ _RESULTS: OrderedDict[str, SearchResult] = OrderedDict()  # this kernel's recent
 
 STATUSES = ("ok", "compiled", "skipped", "compile-error", "check-failed", "hang", "fault", "lost")
 COLUMNS = ["status", "ms", "tflops", "tbs", "ratio", "ref_ms", "registers", "spills", "shared_kib", "local_bytes",
-           "compile_s", "findings", "max_abs_err", "confirmed", "node", "gpu_node", "error", "cached"]
+           "compile_s", "findings", "max_abs_err", "confirmed", "node", "gpu_node", "error", "cached", "delayed"]
 STATUS_COLOURS = {"ok": "#2ca02c", "compiled": "#1f77b4", "skipped": "#ff7f0e", "compile-error": "#7f7f7f",
                   "check-failed": "#d62728", "hang": "#9467bd", "fault": "#8c564b", "lost": "#e377c2"}
 
@@ -72,6 +72,7 @@ class SearchResult:
                     rec[col] = r.get(col)
                 rec["findings"] = _finding_text(r.get("findings"))
                 rec["confirmed"] = bool(r.get("confirmed"))
+                rec["delayed"] = ", ".join(r.get("delayed") or []) or None  # a stress run's sleeping sites
                 recs.append(rec)
             df = pd.DataFrame(recs, columns=keys + COLUMNS, index=[c.index for c in self.candidates])
             df = df.drop(columns=[c for c in COLUMNS if c != "status" and _empty(df[c])])

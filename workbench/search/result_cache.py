@@ -52,8 +52,8 @@ def _key(problem: Any, cand: Any, device: str, versions: list[str]) -> str:
     return make_key([problem.extras["kernel_key"], (problem.reference or b"").hex(),
                      (problem.tuner_pre_hook or b"").hex(), meta, problem.outputs, problem.atol, problem.rtol,
                      problem.rounds, problem.skip_on_error, problem.target, repr(cand.config),
-                     repr(sorted(cand.options.items())), repr(sorted(cand.blocks.items())), cand.grid, device,
-                     versions])
+                     repr(sorted(cand.options.items())), repr(sorted(cand.blocks.items())), cand.grid,
+                     repr(cand.delay), device, versions])
 
 
 def load(problem: Any, cands: list[Any], device: str) -> dict[int, dict[str, Any]]:

@@ -40,6 +40,7 @@ class Candidate:
     blocks: dict[str, tuple[int, ...]] = field(default_factory=dict)  # descriptor block shapes after the pre_hook
     grid: tuple[int, ...] | None = None
     error: str | None = None  # what went wrong making it concrete (its row says so; nothing else is lost)
+    delay: tuple[int, int, float] | None = None  # a stress run's delayed build: (seed, max_ns, share)
 
     def label(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.config.items())
