@@ -1,8 +1,8 @@
 """Races made to show: one launch run ``runs`` times, each a build of its own with pseudo-random sleeps before its
-synchronisation points (``workbench.compile.delays``, seed i + 1 for run i), each on fresh inputs in an isolated
-worker and judged against the reference: the search's pipeline (``search(..., delays=...)``) over seeds instead of
-configs. A race the plain runs never show (a slot released before it is read) shows in the runs whose delays open
-its window.
+synchronisation points (``workbench.compile.delays``, seed i + 1 for run i), on the judge's fresh inputs (one draw
+for all the runs, as for a search's candidates) in an isolated worker and judged against the reference: the
+search's pipeline (``search(..., delays=...)``) over seeds instead of configs. A race the plain runs never show (a
+slot released before it is read) shows in the runs whose delays open its window.
 
 ``summary(result)`` says how many runs differ, hung or faulted, the first failing seed (its row holds the first
 differing elements) and which delayed sites go with the failures: for each site (kind@line), how often a run failed
