@@ -45,7 +45,11 @@ def start(cluster: str | None = None) -> bool:
     done = threading.Event()
     th = threading.Thread(target=_warm, args=(cluster, done), name="workbench-warm", daemon=True)
     _STATE.update(thread=th, t0=time.perf_counter(), phases={}, error=None, done=done)
-    th.start()
+    try:
+        th.start()
+    except BaseException:
+        engine.CONNECT_LOCK.release()  # no thread will: a search would wait for ever
+        raise
     return True
 
 
