@@ -64,11 +64,12 @@ def check_linking(page, viewer, report: Report, shots: Path) -> None:
 
 
 def shows_text(item, text: str) -> None:
-    """``item`` shows ``text`` as rendered. JupyterLab skips the rendering of cells out of view
-    (windowing mode contentVisibility), and a notebook still laying out outputs above can push an
-    item out of view again after it was scrolled to: scroll to the item itself, then wait for it."""
+    """``item`` holds ``text``. Its DOM text, not its rendered text: JupyterLab skips the rendering of cells out of
+    view (windowing mode contentVisibility), and a notebook still laying out outputs above can push an item out of
+    view again after it was scrolled to, so its innerText read empty now and then (two fresh-clone runs of 2026-12-05
+    failed so, one here and one on the fold below); the screenshots show the rendering."""
     item.scroll_into_view_if_needed()
-    expect(item).to_contain_text(text, use_inner_text=True, timeout=15_000)
+    expect(item).to_contain_text(text, timeout=15_000)
 
 
 def check_header(viewer, report: Report) -> None:
@@ -78,8 +79,7 @@ def check_header(viewer, report: Report) -> None:
         fold = folds.first
         fold.scroll_into_view_if_needed()
         assert fold.get_attribute("open") is None
-        names = fold.locator("summary").inner_text()
-        assert names.startswith("not run either: "), names
+        expect(fold.locator("summary")).to_contain_text("not run either: ", timeout=15_000)  # DOM text: see shows_text
         fold.locator("summary").click()
     checks = viewer.locator(".tlx-check")
     assert checks.count() == len(report.checks)
