@@ -385,7 +385,7 @@ def test_a_stress_run_compiles_one_delayed_build_per_seed_and_says_it_needs_a_gp
 def test_stress_summary_ranks_the_delays_that_go_with_the_failures():
     from types import SimpleNamespace
 
-    from workbench.search.stress import note, summary
+    from workbench.search.stress_summary import note, summary
 
     rows = {0: {"status": "ok", "delayed": ["wait@33"]}, 1: {"status": "check-failed", "error": "y: 3 differ",
                                                                "delayed": ["arrive@47", "wait@33"]},

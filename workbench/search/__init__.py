@@ -184,10 +184,10 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
             "utilisation": _utilisation(rows, result.phases, cluster_info, gpus),
             "notes": notes + result.notes, "rounds": rounds, "reference": reference is not None}
     if delays is not None:
-        from workbench.search import stress
+        from workbench.search import stress_summary
 
-        info["stress"] = stress.summary(rows, cands)
-        info["notes"].append(stress.note(info["stress"]))
+        info["stress"] = stress_summary.summary(rows, cands)
+        info["notes"].append(stress_summary.note(info["stress"]))
     out = SearchResult(problem.name, tgt, cands, rows, info, kernel_fn=base_jit(kernel), problem=problem)
     if callable(getattr(show, "done", None)):
         show.done(out)
