@@ -72,13 +72,25 @@ export function renderOrchestration(host: HTMLElement, p: Orchestration, opts: O
   return ms;
 }
 
+/**
+ * What the step control walks: the ring slots' changes in the run's order, then each round past the last of them
+ * (where the run went on without a ring changing: a wait that blocked); a kernel without steps (no paired ring, an
+ * older Report) walks its rounds.
+ */
+function walk(p: Orchestration): { round: number; step?: OrchestrationStep }[] {
+  const steps = p.steps ?? [];
+  const last = steps.length ? Math.max(...steps.map(s => s.round)) : -1;
+  return [...steps.map(s => ({ round: s.round, step: s })), ...p.rounds.map((_, r) => ({ round: r })).filter(x => x.round > last)];
+}
+
 /** The smallest scale the first view takes: the graph's 11 px labels stay about 9 px. */
 const READABLE = 0.8;
 
 class OrchestrationView {
   private layout: GraphLayout;
   private round = 0;
-  /** The position of the step control shown (an index into positions()). */
+  /** What the step control walks (see walk()), and the position shown. */
+  private positions: { round: number; step?: OrchestrationStep }[];
   private at = 0;
   private timer = 0;
   private svgNode: SVGElement | null = null;
@@ -90,6 +102,7 @@ class OrchestrationView {
 
   constructor(private host: HTMLElement, private p: Orchestration, private opts: OrchestrationOptions) {
     this.layout = layoutGraph(p);
+    this.positions = walk(p);
     this.roundLabel = el('span', { class: 'tlx-orch-round' });
     this.summary = el('ul', { class: 'tlx-orch-summary' });
     this.detail = el('div', { class: 'tlx-orch-detail', text: 'Click an op, a barrier, a ring or an arrow.' });
@@ -109,30 +122,15 @@ class OrchestrationView {
     // the pane resized (the side panel, the notebook's width): the chosen fit follows it
     new ResizeObserver(() => this.fitting && this.zoom(this.fitting)).observe(scroll);
     this.host.dataset.rounds = String(p.rounds.length);
-    this.host.dataset.steps = String(this.positions().length);
+    this.host.dataset.steps = String(this.positions.length);
     this.go(0);
-  }
-
-  /**
-   * What the step control walks: the ring slots' changes in the run's order, then each round past the last of them
-   * (where the run went on without a ring changing: a wait that blocked); a kernel without steps (no paired ring,
-   * an older Report) walks its rounds.
-   */
-  private positions(): { round: number; step?: OrchestrationStep }[] {
-    const steps = this.p.steps ?? [];
-    const last = steps.length ? Math.max(...steps.map(s => s.round)) : -1;
-    return [
-      ...steps.map(s => ({ round: s.round, step: s })),
-      ...this.p.rounds.map((_, r) => ({ round: r })).filter(x => x.round > last)
-    ];
   }
 
   /** Show position i of the step control. */
   private go(i: number): void {
-    const all = this.positions();
-    this.at = Math.max(0, Math.min(i, all.length - 1));
+    this.at = Math.max(0, Math.min(i, this.positions.length - 1));
     this.host.dataset.step = String(this.at);
-    const pos = all[this.at];
+    const pos = this.positions[this.at];
     this.setRound(pos?.round ?? 0, pos?.step);
   }
 
@@ -243,7 +241,7 @@ class OrchestrationView {
     }
     this.go(0);
     this.timer = window.setInterval(() => {
-      if (this.at >= this.positions().length - 1 || !this.host.isConnected) {
+      if (this.at >= this.positions.length - 1 || !this.host.isConnected) {
         window.clearInterval(this.timer);
         this.timer = 0;
         return;
@@ -408,10 +406,10 @@ class OrchestrationView {
     const n = this.p.rounds.length;
     this.round = Math.max(0, Math.min(r, Math.max(0, n - 1)));
     this.host.dataset.round = String(this.round);
-    const steps = this.positions().length;
     this.roundLabel.textContent = !n
       ? 'no rounds simulated'
-      : `round ${this.round} (of 0\u2013${n - 1})` + (this.p.steps?.length ? ` \u00b7 step ${this.at + 1} of ${steps}` : '');
+      : `round ${this.round} (of 0\u2013${n - 1})` +
+        (this.p.steps?.length ? ` \u00b7 step ${this.at + 1} of ${this.positions.length}` : '');
     const v = roundView(this.p, this.round, step);
     const root = this.svgNode!;
     root.querySelectorAll<SVGElement>('.tlx-orch-node').forEach(g => {

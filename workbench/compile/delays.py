@@ -11,7 +11,8 @@ through the stages hook (``stages_hook.chained``; the user's source is untouched
 
 each *site* that the seed enables (``share`` of them, a different subset per seed, so that a race can be pinned to
 the delays that make it show) gets a ``nanosleep`` of a per-thread pseudo-random length below ``max_ns`` (from the
-SM clock, mixed with a per-site salt). Each site is named by its kind and the user's line (the PTX's ``.loc``).
+SM clock, mixed with a per-site salt). Each site is named by its kind and the user's line: its TTGIR op's where
+``DelayPlan.read`` gets the TTGIR, else the PTX's ``.loc`` before it.
 The seed is part of the cache key: every seed is a build of its own.
 """
 

@@ -86,12 +86,13 @@ def run_search(args: Any, cell: Any, code: Any, ns: dict[str, Any], device: Any,
         _errors.raise_cell_error(context["shell"], exc, None, cell, device)
     launch = _launch(cap, args.kernel, cell)
     text = unquote(args.search) if args.search else ""
+    flag = "--stress" if args.stress is not None else args.search or "--search"  # where an error points
     try:
         space = parse_space(text) if text.strip() else None
         if args.stress is not None:
             space = _stress_space(args)
     except WorkbenchError as e:
-        _errors.fail_at_magic_line(e, cell, args.search if args.stress is None else "--stress")
+        _errors.fail_at_magic_line(e, cell, flag)
     searched = set(space) if isinstance(space, dict) else set()  # --stress: runs, not configs
     kwargs = {k: v for k, v in launch.kwargs.items() if k not in searched}
     reference, outputs = _reference(specs, ns, launch, cell)
@@ -103,7 +104,7 @@ def run_search(args: Any, cell: Any, code: Any, ns: dict[str, Any], device: Any,
             budget_s=args.budget, timeout_s=args.timeout, atol=args.atol, rtol=args.rtol, fresh=args.remeasure,
             progress=not args.quiet, delays=STRESS_DELAYS if args.stress is not None else None, **counts, **kwargs)
     except WorkbenchError as e:
-        _errors.fail_at_magic_line(e, cell, args.search or "--search")
+        _errors.fail_at_magic_line(e, cell, flag)
     shown = result.best_index
     if shown is None:
         shown = next((c.index for c in result.candidates if result.has_kernel(c.index)), None)

@@ -118,7 +118,6 @@ def connect_held(cluster: str | None, num_cpus: int | None = None) -> dict[str, 
     """``connect`` for a caller that holds ``CONNECT_LOCK`` already (the background start)."""
     import ray
 
-
     address = cluster or os.environ.get("RAY_ADDRESS") or None
     if ray.is_initialized() and "address" in _CONNECTED and _CONNECTED["address"] != address:
         if address:
