@@ -4,6 +4,7 @@
 #   bench/gpu_session.sh [part ...]
 # Parts: env tests moe-tests gemm-sweep attention-sweep attention-trials broadcast-sweep gemm attention broadcast launch
 #        search search-budgeted timeline isolation isolation-cost moe judge evaluate corpus-evaluate
+#        stalls
 #        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
 # Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
 # the machine lacks as wheels from .whl/ and .whl-nb/ (made by bench/pack-wheels; installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
@@ -98,6 +99,8 @@ for p in "${parts[@]}"; do
     timeline) run_part timeline 240 python3 bench/timeline_kernels.py ${TIMELINE_KERNELS:+--kernels $TIMELINE_KERNELS} ;;
     isolation) run_part isolation 300 python3 bench/isolation.py ;;
     isolation-cost) run_part isolation-cost ${ISOLATION_S:-180} python3 bench/isolation_cost.py ${ISOLATION_ARGS:-} ;;
+    stalls) mkdir -p bench/results/ncu && run_part stalls ${STALLS_S:-300} python3 bench/stalls.py --keep bench/results/ncu \
+      --json "bench/results/stalls-$(date -u +%Y-%m-%d).json" ${STALLS_ARGS:-} ;;
     meta) run_part meta 360 python3 bench/meta_tutorials.py ;;
     tutorials)
       for nb in ${TUTORIALS:-tutorials/*.ipynb}; do

@@ -392,3 +392,14 @@ def test_tlx_compile_error_points_at_the_cell_line(ip):
     assert err.lineno == line and "barrier" in err.message
     text = ANSI.sub("", err._render_traceback_()[0])
     assert f"Cell line {line}, in ew_kernel" in text and "site-packages" not in text
+
+
+def test_stalls_without_a_gpu_say_why_and_validate(ip, has_gpu):
+    if has_gpu:
+        pytest.skip("checks the no-GPU path (tests/magic/test_stalls_gpu.py runs it)")
+    res, outputs, _ = run(ip, "%%tlx --stalls\n" + ADD)
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    validate(d)
+    [m] = [m for m in d["measurements"] if m["kind"] == "stalls"]
+    assert m["status"] == "skipped" and "no GPU" in m["reason"]

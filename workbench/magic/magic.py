@@ -237,6 +237,9 @@ class TlxMagics(Magics):
         if primary and args.timeline:
             progress.note(f"recording {e.name}'s per-role timeline")
             r.timeline = sections.timeline(e, device, args.timeline)
+        if primary and args.stalls:
+            progress.note(f"profiling {e.name} under Nsight Compute (warp-stall samples)")
+            r.measurements.append(sections.stalls(e, device))
         for note in (sections.not_ran(e, r.kernel["kind"], args.compile_only), sections.isolation_note(e),
                      sections.sanitize_not_run(e, args.sanitize)):
             if note:

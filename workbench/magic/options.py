@@ -96,6 +96,12 @@ ARGUMENTS = [
         "copies of its arguments; findings on your lines",
     ),
     argument(
+        "--stalls",
+        action="store_true",
+        help="also profile the kernel's launch once under Nsight Compute (ncu, in a worker on copies of its "
+        "arguments): warp-stall samples per role, per line and per SASS instruction (a Stalls tab)",
+    ),
+    argument(
         "--no-fresh",
         action="store_true",
         help="--check only what the cell produced (no re-run on fresh random inputs with NaN-poisoned "
@@ -224,7 +230,7 @@ _USED_WITH = {"flops": ("bench", "search"), "bytes": ("bench", "search"), "bench
               "rtol": ("check",),
               "no_fresh": ("check",)}
 #: What a --search cell does not do (it compiles, checks, runs and times every candidate itself).
-_NOT_WITH_SEARCH = ("bench", "bench_ref", "timeline", "sanitize", "export", "interpret", "no_isolate")
+_NOT_WITH_SEARCH = ("bench", "bench_ref", "timeline", "stalls", "sanitize", "export", "interpret", "no_isolate")
 
 
 def ignored(args: Any) -> list[dict[str, Any]]:

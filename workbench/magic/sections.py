@@ -12,13 +12,15 @@ from workbench.check import check_artifact
 from workbench.errors import WorkbenchError
 from workbench.magic.options import magic_diagnostic, unquote
 from workbench.measure import bench_section, report_items
+from workbench.measure.stalls import stalls_section
 from workbench.measure.timeline import timeline_section
 from workbench.report.export_launch import option_number
 from workbench.report.report import _now
 from workbench.run.capture import Capture, Captured, describe_arguments
 from workbench.run.verify import CheckSpec, evaluate, skipped
 
-__all__ = ["after_bench", "bench", "diff", "findings", "isolation_note", "not_ran", "output_checks", "timeline"]
+__all__ = ["after_bench", "bench", "diff", "findings", "isolation_note", "not_ran", "output_checks", "stalls",
+           "timeline"]
 
 
 def output_checks(specs: list[CheckSpec], args: Any, entries: list[Captured], ns: dict[str, Any],
@@ -134,6 +136,17 @@ def timeline(entry: Captured, device: Any, level: str = "fine") -> dict[str, Any
     except Exception as ex:
         return {**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
     return {**base, "status": "ok", "reason": None, **(section if isinstance(section, dict) else {"data": section})}
+
+
+def stalls(entry: Captured, device: Any) -> dict[str, Any]:
+    """``--stalls``: the kernel's last isolated launch once more under Nsight Compute, its warp-stall samples per
+    role, line and SASS instruction (``workbench.measure.stalls``)."""
+    if entry.worker_launch is None:
+        why = _why_not_on_gpu(entry, device)
+        if entry.ran:
+            why = "it ran in the notebook's process (--no-isolate, or arguments a worker cannot take)"
+        return {**_base("stalls", "Nsight Compute", device), "status": "skipped", "reason": why}
+    return stalls_section(*entry.worker_launch, artifact=entry.artifact, device=device.name)
 
 
 def diff(report: Any, how: Any, ns: dict[str, Any], history: dict, cell_id: str | None) -> dict | None:

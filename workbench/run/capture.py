@@ -54,6 +54,9 @@ class Captured:
     launches: int = 0
     relaunch: Callable[[], Any] | None = None  # zero-arg re-launch in the notebook's process, for --bench
     sanitizer_findings: list[dict[str, Any]] = field(default_factory=list)  # --sanitize
+    # (compiled, arg names, constexpr flags, values, grid) of its last isolated launch: a worker can launch it
+    # again under a tool (--stalls)
+    worker_launch: tuple | None = None
     bound: dict[str, Any] = field(default_factory=dict)
     grid: tuple[int, ...] | None = None
     order: int = 0

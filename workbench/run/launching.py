@@ -103,6 +103,7 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
         raise isolate.failure_error(out, name=entry.name, grid=grid, findings=findings, timeline=cap.timeline,
                                     sanitizer=[f for f in entry.sanitizer_findings if f.get("line") is not None])
     run["ran"], run["device"] = True, cap.device.name
+    entry.worker_launch = (compiled, names, consts, values, g3)
 
     def in_process() -> Any:
         with cap.suspend():

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from workbench.run.protocol import Encoder, kernel_ref
 from workbench.run.sanitize_findings import clean_finding, source_of, to_findings
 from workbench.run.sanitize_report import parse_consan, parse_sanitizer, records_to_dicts, summary_counts
-from workbench.run.watchdog import Worker
+from workbench.run.wrapped import launch_wrapped
 
 __all__ = ["COMPUTE_SANITIZER_TOOLS", "TOOLS", "run", "sanitizer_path"]
 
@@ -75,36 +73,16 @@ def run(tool: str, compiled: Any, arg_names: list[str], constexpr: list[bool], v
                               "reason": missing, "seconds": None, "outcome": None, "summary": {}, "raw": ""}
     if missing:
         return {"record": record, "findings": []}
-    worker = Worker(prefix=prefix, name=f"sanitize-{tool}",
-                    env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1", "TLX_WORKBENCH_WORKER_EXIT": "orderly"})
     try:
-        enc = Encoder("copy")
-        args = enc.encode(values, constexpr)
-        storages, _ = enc.take()
-        request = {"kernel": kernel_ref(compiled, arg_names), "grid": tuple(grid), "args": args,
-                   "storages": storages, "drop": [], "exit_after": True}
-        worker.start()
-        out = worker.launch(request, timeout_s=timeout_s or SANITIZED_TIMEOUT_S, setup_s=SETUP_S, restart=False)
-        _wait_exit(worker)
-        program = worker.log_tail(200_000)
+        wrapped = launch_wrapped(prefix, f"sanitize-{tool}", compiled, arg_names, constexpr, values, grid,
+                                 timeout_s=timeout_s or SANITIZED_TIMEOUT_S, setup_s=SETUP_S)
     except Exception as e:  # the run is a diagnostic: its failure is reported, not raised
         record.update(status="error", reason=f"{type(e).__name__}: {e}", seconds=time.perf_counter() - t0)
         return {"record": record, "findings": []}
-    finally:
-        worker.close()
+    out, program = wrapped.outcome, wrapped.program
     tool_text = log.read_text(errors="replace") if log.exists() else ""
     shutil.rmtree(tmp, ignore_errors=True)
     return _result(tool, record, out, tool_text, program, artifact, static, same_device, t0)
-
-
-def _wait_exit(worker: Worker) -> None:
-    """Let the process end by itself (the sanitizer prints its summary then); kill it after a while."""
-    if worker.proc is None:
-        return
-    try:
-        worker.proc.wait(30)
-    except subprocess.TimeoutExpired:
-        worker.stop()
 
 
 def _result(tool: str, record: dict[str, Any], out: Any, tool_text: str, program: str, artifact: Any,
