@@ -54,7 +54,7 @@ export type Bases = number[][];
  * This interface was referenced by `TlxReport`'s JSON-Schema
  * via the `definition` "measurement".
  */
-export type Measurement = Bench | Roofline | Capture | OtherMeasurement;
+export type Measurement = Bench | Roofline | Capture | Stalls | OtherMeasurement;
 /**
  * ok: measured; skipped: not measured, reason says why (e.g. no GPU); error: it failed, reason says how.
  *
@@ -68,9 +68,9 @@ export type Status = 'ok' | 'skipped' | 'error';
  */
 export interface TlxReport {
   /**
-   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check.
+   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check; 2.5 the stalls measurement (--stalls).
    */
-  schema_version: '2.0' | '2.1' | '2.2' | '2.3' | '2.4';
+  schema_version: '2.0' | '2.1' | '2.2' | '2.3' | '2.4' | '2.5';
   /**
    * Unique id of this Report (hex).
    */
@@ -652,6 +652,86 @@ export interface Capture {
   repeat?: number;
   env?: Env;
   notes?: string[];
+}
+/**
+ * --stalls: one launch's warp-state samples (Nsight Compute, SourceCounters) per role, per user line and per SASS instruction (workbench.measure.stalls). Added in 2.5.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "stalls".
+ */
+export interface Stalls {
+  kind: 'stalls';
+  status: Status;
+  reason: string | null;
+  measured_by?: string | null;
+  device?: string | null;
+  when?: string | null;
+  kernel?: string;
+  /**
+   * Wall time of the profiled launch, its worker's start and the report's reading.
+   */
+  seconds?: number | null;
+  /**
+   * The profiled launch's duration as ncu measured it.
+   */
+  duration_ns?: number | null;
+  ncu_version?: string | null;
+  /**
+   * The .ncu-rep, to open in Nsight Compute.
+   */
+  report_file?: string | null;
+  samples?: number;
+  /**
+   * Reasons with samples, most first.
+   */
+  reasons?: string[];
+  /**
+   * Shares of the samples placed on an instruction, a line, a role, both; and inside the SASS loops.
+   */
+  mapped?: {
+    instruction?: number | null;
+    line?: number | null;
+    role?: number | null;
+    role_and_line?: number | null;
+    loop_samples?: number;
+    loop_role_and_line?: number | null;
+  };
+  pc_offset?: number;
+  roles?: {
+    role: string;
+    line?: number | null;
+    warps?: number;
+    samples: number;
+    stalled?: number | null;
+    by_reason: StallCounts;
+  }[];
+  lines?: {
+    line: number;
+    samples: number;
+    top?: string | null;
+    role?: string | null;
+    by_reason: StallCounts;
+  }[];
+  hot?: {
+    address: number;
+    sass_line: number;
+    op: string;
+    samples: number;
+    top?: string | null;
+    line?: number | null;
+    role?: string | null;
+    loop?: boolean;
+    by_reason?: StallCounts;
+  }[];
+}
+/**
+ * Warp samples by stall reason (Nsight Compute's names: long_scoreboard, barrier, wait, ...; selected: the warp issued).
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "stallCounts".
+ */
+export interface StallCounts {
+  [k: string]: number;
 }
 /**
  * A measurement of a kind this schema version does not type; shown as its fields.

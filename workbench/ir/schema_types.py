@@ -511,6 +511,68 @@ class Capture(TypedDict):
     notes: NotRequired[list[str]]
 
 
+StallCounts: TypeAlias = dict[str, int]
+
+
+class Mapped(TypedDict):
+    instruction: NotRequired[float | None]
+    line: NotRequired[float | None]
+    role: NotRequired[float | None]
+    role_and_line: NotRequired[float | None]
+    loop_samples: NotRequired[int]
+    loop_role_and_line: NotRequired[float | None]
+
+
+class Role(TypedDict):
+    role: str
+    line: NotRequired[int | None]
+    warps: NotRequired[int]
+    samples: int
+    stalled: NotRequired[float | None]
+    by_reason: StallCounts
+
+
+class Line(TypedDict):
+    line: int
+    samples: int
+    top: NotRequired[str | None]
+    role: NotRequired[str | None]
+    by_reason: StallCounts
+
+
+class HotItem(TypedDict):
+    address: int
+    sass_line: int
+    op: str
+    samples: int
+    top: NotRequired[str | None]
+    line: NotRequired[int | None]
+    role: NotRequired[str | None]
+    loop: NotRequired[bool]
+    by_reason: NotRequired[StallCounts]
+
+
+class Stalls(TypedDict):
+    kind: Literal['stalls']
+    status: Status
+    reason: str | None
+    measured_by: NotRequired[str | None]
+    device: NotRequired[str | None]
+    when: NotRequired[str | None]
+    kernel: NotRequired[str]
+    seconds: NotRequired[float | None]
+    duration_ns: NotRequired[float | None]
+    ncu_version: NotRequired[str | None]
+    report_file: NotRequired[str | None]
+    samples: NotRequired[int]
+    reasons: NotRequired[list[str]]
+    mapped: NotRequired[Mapped]
+    pc_offset: NotRequired[int]
+    roles: NotRequired[list[Role]]
+    lines: NotRequired[list[Line]]
+    hot: NotRequired[list[HotItem]]
+
+
 class OtherMeasurement(TypedDict):
     kind: str
     status: NotRequired[Status]
@@ -520,7 +582,7 @@ class OtherMeasurement(TypedDict):
     when: NotRequired[str | None]
 
 
-Measurement: TypeAlias = Bench | Roofline | Capture | OtherMeasurement
+Measurement: TypeAlias = Bench | Roofline | Capture | Stalls | OtherMeasurement
 
 
 class TimelineLane(TypedDict):
@@ -680,7 +742,7 @@ class Run(TypedDict):
 
 
 class TlxReport(TypedDict):
-    schema_version: Literal['2.0', '2.1', '2.2', '2.3', '2.4']
+    schema_version: Literal['2.0', '2.1', '2.2', '2.3', '2.4', '2.5']
     id: str
     created: str
     kernel: Kernel
