@@ -14,6 +14,8 @@ import { addResizer, codeBasis } from './resizer';
 import { renderRoofline, renderTimeline } from './plots';
 import { renderSearch } from './search';
 import { provenance } from './summary';
+import { renderStalls } from './stalls';
+import type { Stalls } from './schema';
 import { Report, Roofline, Stage, Timeline, isBench, isRoofline } from './types';
 
 export interface ViewerOptions {
@@ -38,7 +40,7 @@ interface StageColumn {
   ranges: HTMLElement;
 }
 
-type Tab = 'code' | 'layouts' | 'orchestration' | 'timeline' | 'roofline' | 'changes' | 'search';
+type Tab = 'code' | 'layouts' | 'orchestration' | 'timeline' | 'stalls' | 'roofline' | 'changes' | 'search';
 
 export class ReportViewer extends Widget {
   private report: Report | null = null;
@@ -50,6 +52,7 @@ export class ReportViewer extends Widget {
   private layoutsNode: HTMLElement;
   private orchestrationNode: HTMLElement;
   private timelineNode: HTMLElement;
+  private stallsNode: HTMLElement;
   private rooflineNode: HTMLElement;
   private changesNode: HTMLElement;
   private searchNode: HTMLElement;
@@ -81,11 +84,13 @@ export class ReportViewer extends Widget {
     this.layoutsNode = el('div', { class: 'tlx-pane tlx-layouts-pane', 'data-tab': 'layouts' });
     this.orchestrationNode = el('div', { class: 'tlx-pane tlx-orch-pane', 'data-tab': 'orchestration' });
     this.timelineNode = el('div', { class: 'tlx-pane tlx-timeline-pane', 'data-tab': 'timeline' });
+    this.stallsNode = el('div', { class: 'tlx-pane tlx-stalls-pane', 'data-tab': 'stalls' });
     this.rooflineNode = el('div', { class: 'tlx-pane tlx-roofline-pane', 'data-tab': 'roofline' });
     this.changesNode = el('div', { class: 'tlx-pane tlx-changes-pane', 'data-tab': 'changes' });
     this.searchNode = el('div', { class: 'tlx-pane tlx-search-pane', 'data-tab': 'search' });
     this.statusNode = el('div', { class: 'tlx-status' });
-    this.bodyNode.append(this.codeNode, this.layoutsNode, this.orchestrationNode, this.timelineNode, this.rooflineNode,
+    this.bodyNode.append(this.codeNode, this.layoutsNode, this.orchestrationNode, this.timelineNode, this.stallsNode,
+      this.rooflineNode,
       this.changesNode, this.searchNode);
     this.node.append(this.headerNode, this.tabsNode, this.bodyNode);
   }
@@ -151,6 +156,12 @@ export class ReportViewer extends Widget {
     return t && (t.status ?? 'ok') === 'ok' ? t : null;
   }
 
+  /** The stall samples, when they were taken (a skipped or failed run is a line in the header). */
+  private stallsPayload(): Stalls | null {
+    const m = this.report!.measurements.find(x => x.kind === 'stalls') as Stalls | undefined;
+    return m && m.status === 'ok' ? m : null;
+  }
+
   private rooflinePayload(): Roofline | null {
     return this.report!.measurements.filter(isRoofline).find(m => (m.status ?? 'ok') === 'ok') ?? null;
   }
@@ -162,6 +173,9 @@ export class ReportViewer extends Widget {
     }
     if (this.timelinePayload()) {
       tabs.push('timeline');
+    }
+    if (this.stallsPayload()) {
+      tabs.push('stalls');
     }
     if (this.rooflinePayload()) {
       tabs.push('roofline');
@@ -182,6 +196,7 @@ export class ReportViewer extends Widget {
       layouts: `Layouts (${this.report!.values.length || this.report!.declared.length})`,
       orchestration: 'Orchestration',
       timeline: 'Timeline',
+      stalls: 'Stalls',
       roofline: 'Roofline',
       changes: 'Changes',
       search: `Search (${this.report!.search?.rows.length ?? 0})`
@@ -212,7 +227,8 @@ export class ReportViewer extends Widget {
       b.classList.toggle('tlx-active', (b as HTMLElement).dataset.tab === t);
       b.setAttribute('aria-selected', String((b as HTMLElement).dataset.tab === t));
     }
-    for (const p of [this.codeNode, this.layoutsNode, this.orchestrationNode, this.timelineNode, this.rooflineNode,
+    for (const p of [this.codeNode, this.layoutsNode, this.orchestrationNode, this.timelineNode, this.stallsNode,
+      this.rooflineNode,
       this.changesNode, this.searchNode]) {
       p.classList.toggle('tlx-hidden', p.dataset.tab !== t);
     }
@@ -230,6 +246,14 @@ export class ReportViewer extends Widget {
       });
     } else if (t === 'timeline') {
       void renderTimeline(this.timelineNode, this.timelinePayload()!).catch(e => this.plotError(this.timelineNode, e));
+    } else if (t === 'stalls') {
+      void renderStalls(this.stallsNode, this.stallsPayload()!, {
+        showLine: line => {
+          this.showTab('code');
+          this.pin({ kind: 'source', line }, true);
+        },
+        showSass: line => this.showStageLine('sass', line)
+      }).catch(e => this.plotError(this.stallsNode, e));
     } else if (t === 'changes') {
       renderChanges(this.changesNode, this.report!.previous!);
     } else if (t === 'roofline') {
@@ -467,6 +491,17 @@ export class ReportViewer extends Widget {
       }
     }
     this.refreshLinks(true);
+  }
+
+  /** Show ``stage`` in the first column (unless a column shows it) and pin its ``line``. */
+  private showStageLine(name: string, line: number): void {
+    this.showTab('code');
+    const col = this.columns.find(c => c.stage === name) ?? this.columns[0];
+    if (col && col.stage !== name) {
+      col.picker.value = name;
+      this.pickStage(col, name);
+    }
+    this.pin({ kind: 'stage', stage: name, line });
   }
 
   private stage(name: string): Stage | undefined {

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { SHOWN_REASONS, roleBars, stallsSummary } from '../src/stalls';
+import type { Stalls } from '../src/schema';
+
+const reasons = ['long_scoreboard', 'barrier', 'wait', 'math_pipe_throttle', 'selected', 'short_scoreboard',
+  'mio_throttle', 'no_instructions', 'branch_resolving', 'dispatch_stall'];
+
+function payload(): Stalls {
+  const by = (k: number) => Object.fromEntries(reasons.map((r, i) => [r, (i + 1) * k]));
+  return {
+    kind: 'stalls', status: 'ok', reason: null, kernel: 'k', samples: 1000, duration_ns: 12500, reasons,
+    mapped: { role_and_line: 0.9712, loop_role_and_line: 0.995, loop_samples: 800 },
+    roles: [
+      { role: 'setup (before and after the tasks)', samples: 0, by_reason: {} },
+      { role: 'the default task', samples: 55, by_reason: by(1) },
+      { role: 'the task at line 245', samples: 110, by_reason: by(2) }
+    ]
+  } as unknown as Stalls;
+}
+
+describe('the Stalls tab draws what Python counted', () => {
+  it('stacks each role by its most frequent reasons, the rest as other, the issuing warps last', () => {
+    const bars = roleBars(payload());
+    expect(bars.roles).toEqual(['the default task', 'the task at line 245']);  // a role with no samples is left out
+    const names = bars.traces.map(t => t.reason);
+    expect(names.slice(0, SHOWN_REASONS)).toEqual(reasons.filter(r => r !== 'selected').slice(0, SHOWN_REASONS));
+    expect(names.slice(-2)).toEqual(['other', 'issuing (selected)']);
+    const sum = (i: number) => bars.traces.reduce((s, t) => s + t.values[i], 0);
+    expect(sum(0)).toBe(55);  // nothing counted twice or lost
+    expect(sum(1)).toBe(110);
+  });
+
+  it('says how many samples there were and how many it could place', () => {
+    expect(stallsSummary(payload())).toBe(
+      '1000 warp samples, the launch took 12.5 us: 97.1% on a role and a line (99.5% of the 800 in the SASS loops)');
+  });
+});
