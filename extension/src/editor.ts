@@ -140,6 +140,26 @@ function flagField(flags: Flag[]): Extension {
   });
 }
 
+/** Warp samples at a line (`--stalls`): a bar under the line as long as its share of the hottest line's. */
+export interface Heat {
+  line: number;
+  share: number;
+  title: string;
+}
+
+function heatField(heat: Heat[]): Extension {
+  if (!heat.length) {
+    return [];
+  }
+  return staticDecorations(doc => heat
+    .filter(h => h.line >= 1 && h.line <= doc.lines)
+    .sort((a, b) => a.line - b.line)
+    .map(h => Decoration.line({
+      class: 'tlx-heat',
+      attributes: { title: h.title, style: `--tlx-heat: ${Math.max(0, Math.min(1, h.share)).toFixed(3)}` }
+    }).range(doc.line(h.line).from)));
+}
+
 export interface CodePaneOptions {
   text: string;
   language: string;
@@ -147,6 +167,8 @@ export interface CodePaneOptions {
   hideNoise?: boolean;
   /** Lines to mark: the findings and diagnostics at them. */
   flags?: Flag[];
+  /** Lines to shade by their warp samples (the Stalls tab's). */
+  heat?: Heat[];
   /** Called with a 1-based line when the pointer moves over a new line (null: left). */
   onHover?: (line: number | null) => void;
   onClick?: (line: number) => void;
@@ -172,6 +194,7 @@ export class CodePane {
       this.language.of([]),
       this.noise.of(options.hideNoise ? this.noiseExt : []),
       flagField(options.flags ?? []),
+      heatField(options.heat ?? []),
       lineNumbers(),
       EditorState.readOnly.of(true),
       EditorView.editable.of(false),

@@ -4,6 +4,7 @@
  * hottest SASS instructions, each row linked to the source or the SASS. This file only draws.
  */
 import { clear, el } from './dom';
+import type { Heat } from './editor';
 import { esc, loadPlotly } from './plots';
 import type { Stalls } from './schema';
 import { provenance } from './summary';
@@ -37,6 +38,19 @@ export function roleBars(p: Stalls): RoleBars {
   }
   traces.push({ reason: 'issuing (selected)', values: roles.map(r => r.by_reason[ISSUED] ?? 0) });
   return { roles: roles.map(r => r.role), traces };
+}
+
+/** The source lines' shading: each line's samples against the hottest line's, the numbers on hover. */
+export function heatOf(p: Stalls): Heat[] {
+  const lines = p.lines ?? [];
+  const top = Math.max(0, ...lines.map(l => l.samples));
+  const total = p.samples || 1;
+  return top ? lines.filter(l => l.samples > 0).map(l => ({
+    line: l.line,
+    share: l.samples / top,
+    title: `${l.samples} warp samples (${pct(l.samples / total)})` + (l.top ? `, mostly ${l.top}` : '') +
+      (l.role ? ` · ${l.role}` : '')
+  })) : [];
 }
 
 function pct(x: number | null | undefined): string {

@@ -14,7 +14,7 @@ import { addResizer, codeBasis } from './resizer';
 import { renderRoofline, renderTimeline } from './plots';
 import { renderSearch } from './search';
 import { provenance } from './summary';
-import { renderStalls } from './stalls';
+import { heatOf, renderStalls } from './stalls';
 import type { Stalls } from './schema';
 import { Report, Roofline, Stage, Timeline, isBench, isRoofline } from './types';
 
@@ -371,6 +371,7 @@ export class ReportViewer extends Widget {
       text: r.source,
       language: 'python',
       flags,
+      heat: this.stallsPayload() ? heatOf(this.stallsPayload()!) : [],
       onHover: line => this.setHover(line === null ? null : { kind: 'source', line }),
       onClick: line => this.pin({ kind: 'source', line })
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SHOWN_REASONS, roleBars, stallsSummary } from '../src/stalls';
+import { SHOWN_REASONS, heatOf, roleBars, stallsSummary } from '../src/stalls';
 import type { Stalls } from '../src/schema';
 
 const reasons = ['long_scoreboard', 'barrier', 'wait', 'math_pipe_throttle', 'selected', 'short_scoreboard',
@@ -33,5 +33,18 @@ describe('the Stalls tab draws what Python counted', () => {
   it('says how many samples there were and how many it could place', () => {
     expect(stallsSummary(payload())).toBe(
       '1000 warp samples, the launch took 12.5 us: 97.1% on a role and a line (99.5% of the 800 in the SASS loops)');
+  });
+});
+
+describe('the source lines are shaded by their samples', () => {
+  it('against the hottest line, with the numbers on hover', () => {
+    const p = { ...payload(), lines: [
+      { line: 12, samples: 400, top: 'long_scoreboard', role: 'the default task', by_reason: {} },
+      { line: 30, samples: 100, top: 'barrier', role: null, by_reason: {} },
+      { line: 31, samples: 0, top: null, role: null, by_reason: {} }
+    ] } as unknown as Stalls;
+    const h = heatOf(p);
+    expect(h.map(x => [x.line, x.share])).toEqual([[12, 1], [30, 0.25]]);
+    expect(h[0].title).toBe('400 warp samples (40.0%), mostly long_scoreboard · the default task');
   });
 });
