@@ -28,6 +28,7 @@ __all__ = [
     "WorkbenchError",
     "autotune",
     "check",
+    "compare",
     "compile",
     "evaluate",
     "export",
@@ -42,6 +43,7 @@ __all__ = [
 from workbench.check import check  # noqa: E402
 from workbench.compile import compile  # noqa: E402
 from workbench.ir.artifact import Artifact  # noqa: E402
+from workbench.report.diff import compare  # noqa: E402
 from workbench.report.export import export  # noqa: E402
 from workbench.search import autotune, search  # noqa: E402
 from workbench.search.evaluate import evaluate  # noqa: E402

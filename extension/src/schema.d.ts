@@ -902,6 +902,10 @@ export interface Diff {
     before?: unknown;
     after?: unknown;
   }[];
+  /**
+   * Why one run is faster (workbench.report.compare): time, warp-stall reasons ranked by the time they explain, per-role stalls and the hottest SASS loop's instruction mix, each where both Reports have it. Added in 2.5.
+   */
+  performance?: null | PerformanceDiff;
 }
 /**
  * How one stage changed; the unified diff is plain (diff) or gzip+base64 (diff_gz).
@@ -923,6 +927,50 @@ export interface StageDiff {
    */
   diff_gz?: string;
   truncated?: boolean;
+}
+/**
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "performanceDiff".
+ */
+export interface PerformanceDiff {
+  time?: {
+    before_ms?: number;
+    after_ms?: number;
+    speedup?: number;
+    measured?: string;
+  } | null;
+  stalls?: {
+    before?: {};
+    after?: {};
+    rule?: string;
+    reasons?: {
+      reason: string;
+      before_share: number;
+      after_share: number;
+      before_ns?: number;
+      after_ns?: number;
+      delta_ns?: number;
+    }[];
+    roles?: {
+      role: string;
+      before?: unknown;
+      after?: unknown;
+    }[];
+  } | null;
+  loop_mix?: {
+    before?: {};
+    after?: {};
+    rows?: {
+      class: string;
+      before: number;
+      after: number;
+      delta: number;
+    }[];
+  } | null;
+  /**
+   * One sentence per difference, the largest first.
+   */
+  ranked: string[];
 }
 /**
  * A search over configs (workbench.search): one row per candidate; the viewer's Search tab. search_id names the SearchResult in the kernel that made it, so a row can ask for that candidate's Report.

@@ -652,15 +652,58 @@ class Measurement1(TypedDict):
     after: NotRequired[Any]
 
 
-class Diff(TypedDict):
-    id: str
-    created: str
-    label: NotRequired[str]
-    same_key: bool
-    source_diff: str
-    metadata: list[Metadatum]
-    stages: list[StageDiff]
-    measurements: NotRequired[list[Measurement1]]
+class Time(TypedDict):
+    before_ms: NotRequired[float]
+    after_ms: NotRequired[float]
+    speedup: NotRequired[float]
+    measured: NotRequired[str]
+
+
+class Reason(TypedDict):
+    reason: str
+    before_share: float
+    after_share: float
+    before_ns: NotRequired[float]
+    after_ns: NotRequired[float]
+    delta_ns: NotRequired[float]
+
+
+class Role1(TypedDict):
+    role: str
+    before: NotRequired[Any]
+    after: NotRequired[Any]
+
+
+class Stalls1(TypedDict):
+    before: NotRequired[dict[str, Any]]
+    after: NotRequired[dict[str, Any]]
+    rule: NotRequired[str]
+    reasons: NotRequired[list[Reason]]
+    roles: NotRequired[list[Role1]]
+
+
+Row = TypedDict(
+    'Row',
+    {
+        'class': str,
+        'before': int,
+        'after': int,
+        'delta': int,
+    },
+)
+
+
+class LoopMix(TypedDict):
+    before: NotRequired[dict[str, Any]]
+    after: NotRequired[dict[str, Any]]
+    rows: NotRequired[list[Row]]
+
+
+class PerformanceDiff(TypedDict):
+    time: NotRequired[Time | None]
+    stalls: NotRequired[Stalls1 | None]
+    loop_mix: NotRequired[LoopMix | None]
+    ranked: list[str]
 
 
 class OrchestrationEdge(TypedDict):
@@ -709,6 +752,18 @@ class Check(TypedDict):
     error: NotRequired[CheckError]
     guards: NotRequired[list[Guard]]
     reference_note: NotRequired[str]
+
+
+class Diff(TypedDict):
+    id: str
+    created: str
+    label: NotRequired[str]
+    same_key: bool
+    source_diff: str
+    metadata: list[Metadatum]
+    stages: list[StageDiff]
+    measurements: NotRequired[list[Measurement1]]
+    performance: NotRequired[PerformanceDiff | None]
 
 
 class Orchestration(TypedDict):

@@ -109,11 +109,13 @@ ARGUMENTS = [
     ),
     argument(
         "--diff",
+        "--compare",
         nargs="?",
         const=True,
         default=None,
         metavar="REPORT",
-        help="diff against this cell's previous run (or a Report variable)",
+        help="diff against this cell's previous run (or a Report variable): the stages, resources and, where both "
+        "runs have them (--bench, --stalls), time and stall reasons ranked by the time they explain",
     ),
     argument(
         "-o",

@@ -7,6 +7,7 @@ from typing import Any
 
 from workbench.analyse.diff import diff as stage_diff
 from workbench.ir.schema_types import Diff
+from workbench.report.compare import comparison_html, performance
 from workbench.report.packing import unpack_stage
 
 MAX_DIFF_LINES = 400
@@ -60,6 +61,30 @@ def _as_dict(r: Any) -> dict[str, Any]:
 def _run_name(o: dict[str, Any]) -> str:
     count = (o.get("cell") or {}).get("execution_count")
     return f"In [{count}]" if isinstance(count, int) else f"report {o.get('id', '')}"
+
+
+class Comparison:
+    """``workbench.compare(before, after)``: the performance part of the diff of two Reports, shown as its
+    ranked sentences and tables (``.data``: the payload, ``workbench.report.compare.performance``)."""
+
+    def __init__(self, data: dict[str, Any] | None, before: str, after: str) -> None:
+        self.data, self.before, self.after = data, before, after
+
+    def __str__(self) -> str:
+        if self.data is None:
+            return (f"{self.before} and {self.after}: nothing to compare (run both with --bench and --stalls; the "
+                    "SASS stage gives the loop's instruction mix)")
+        return "\n".join([f"{self.before} -> {self.after}:", *(f"  {s}" for s in self.data["ranked"])])
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": comparison_html(self.data, self.before, self.after)}
+
+
+def compare(before: Any, after: Any) -> Comparison:
+    """Why ``after`` is faster or slower than ``before`` (two Reports, or their dicts): time, stall reasons ranked by
+    the time they explain, per-role stalls and the hottest SASS loop's instruction mix, where both have them."""
+    o, n = _as_dict(before), _as_dict(after)
+    return Comparison(performance(o, n), _run_name(o), _run_name(n))
 
 
 def diff_reports(old: Any, new: Any, label: str | None = None) -> Diff:
@@ -120,4 +145,5 @@ def diff_reports(old: Any, new: Any, label: str | None = None) -> Diff:
         "metadata": md,
         "stages": stages,
         "measurements": meas,
+        "performance": performance(o, n),
     }
