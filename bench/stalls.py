@@ -1,10 +1,11 @@
 """`%%tlx --stalls` as a user runs it, on the library's GEMM and attention and on one of Meta's TLX kernels.
 
 Each kernel: a plain cell makes the inputs and calls the public function once (its tuning and compile), then a
-``%%tlx --stalls --quiet`` cell calls it again; the cell's wall time and the stalls payload are recorded: the
+``%%tlx --stalls --bench --quiet`` cell calls it again; the cell's wall time and the stalls payload are recorded: the
 share of samples placed on a role and a line (all, and inside the SASS loops), the roles' stall reasons, the
 hottest lines. The ``.ncu-rep`` files are copied beside the JSON (``--keep``), to open in Nsight Compute or to
-serve as test data. Needs a CUDA GPU and Nsight Compute.
+serve as test data. Last, ``workbench.compare`` of Meta's GEMM and ours (time, stall reasons ranked by the time
+they explain, the hottest loops' instruction mix). Needs a CUDA GPU and Nsight Compute.
 
     python3 bench/stalls.py --json bench/results/stalls-h200-DATE.json
 """
@@ -36,14 +37,16 @@ CASES = {
 }
 
 
-def run_case(ip: Any, name: str, keep: Path | None) -> dict[str, Any]:
+def run_case(ip: Any, name: str, keep: Path | None, kept: dict[str, Any]) -> dict[str, Any]:
     warm, cell = CASES[name]
     ip.run_cell(warm).raise_error()
     t0 = time.perf_counter()
-    reports = ip.run_cell_magic("tlx", "--stalls --quiet", cell)
+    reports = ip.run_cell_magic("tlx", "--stalls --bench --quiet", cell)
     wall = time.perf_counter() - t0
     item = next((m for r in reports or [] for m in r.measurements if m.get("kind") == "stalls"), None)
     row: dict[str, Any] = {"case": name, "cell_s": round(wall, 2), "kernel": reports[-1].name if reports else None}
+    if reports:
+        kept[name] = reports[-1]
     if item is None:
         return {**row, "status": "missing", "reason": "the Report has no stalls item"}
     row.update({k: item.get(k) for k in ("status", "reason", "seconds", "samples", "mapped", "duration_ns",
@@ -80,13 +83,23 @@ def main(argv: list[str] | None = None) -> int:
     doc: dict[str, Any] = {"date": dt.datetime.now(dt.UTC).isoformat(), "device": torch.cuda.get_device_name(),
                            "torch": torch.__version__, "triton": triton.__version__,
                            "command": " ".join(["python3", "bench/stalls.py", *(argv or sys.argv[1:])]), "rows": []}
+    kept: dict[str, Any] = {}
     for name in [c for c in args.cases.split(",") if c]:
-        row = run_case(ip, name, keep)
+        row = run_case(ip, name, keep, kept)
         doc["rows"].append(row)
         m = row.get("mapped") or {}
         print(f"{name:<32} {row.get('status')!s:<7} cell {row['cell_s']:6.1f} s  samples {row.get('samples')}  "
               f"role+line {m.get('role_and_line')}  loop {m.get('loop_role_and_line')}  {row.get('reason') or ''}",
               flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(doc, indent=1, default=str))
+    ours, meta = kept.get("gemm_ws_cooperative_4096"), kept.get("meta_hopper_gemm_ws_4096")
+    if ours is not None and meta is not None:  # our GEMM against Meta's, as workbench.compare shows it
+        import workbench
+
+        c = workbench.compare(meta, ours)
+        doc["compare_meta_to_ours"] = c.data
+        print(c, flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps(doc, indent=1, default=str))
     return 0

@@ -37,3 +37,21 @@ def test_the_stalls_of_a_warp_specialized_cell_land_on_its_roles_and_lines(ip):
     assert roles["the default task"]["samples"] > 0 and any(r.startswith("the task at line") and v["samples"] > 0
                                                             for r, v in roles.items())
     assert m["seconds"] < 60
+
+
+def test_compare_ranks_the_stall_reasons_of_two_runs_by_the_time_they_explain(ip):
+    if ncu_path() is None:
+        pytest.skip("Nsight Compute (ncu) is not installed here")
+    one_slot = BIG.replace("NUM_BUF=2)", "NUM_BUF=1)")
+    assert one_slot != BIG
+    res, _, _ = run(ip, "%%tlx --bench --stalls -o ring_two\n" + BIG)
+    assert res.success, res.error_in_exec
+    res, outputs, _ = run(ip, "%%tlx --bench --stalls --compare ring_two\n" + one_slot)
+    assert res.success, res.error_in_exec
+    [d] = reports(outputs)
+    validate(d)
+    perf = d["previous"]["performance"]
+    print(perf["ranked"])
+    assert perf["time"] and perf["time"]["speedup"] > 0 and perf["stalls"]["reasons"], perf
+    assert perf["ranked"][0].startswith("time: ") and len(perf["ranked"]) >= 3
+    assert {r["role"] for r in perf["stalls"]["roles"]} >= {"the default task"}
