@@ -301,3 +301,14 @@ def test_warm_cache_key_memoises_the_key_every_compile_starts_with():
 
     warm_cache_key()
     assert triton_key.cache_info().currsize == 1  # a forked compile child inherits it
+
+
+def test_module_handle_reads_what_triton_loads():
+    """``module_handle`` calls ``CompiledKernel._init_handles`` and reads ``.module`` (set to None until loaded)."""
+    import inspect
+
+    from triton.compiler.compiler import CompiledKernel
+
+    init = inspect.getsource(CompiledKernel._init_handles)
+    assert "self.module" in init and "load_binary" in init
+    assert "self.module = None" in inspect.getsource(CompiledKernel.__init__)

@@ -1,6 +1,7 @@
 """On a GPU: launches in the isolated worker. A hang and a fault become errors, the next launch works
-and the notebook's tensors are intact; racecheck and ConSan find a deliberate slot-reuse race at its
-line; the worker's cost per launch. About 1-2 minutes (two sanitized launches)."""
+and the notebook's tensors are intact; a snapshot build's hang says where each role's warps wait; racecheck and
+ConSan find a deliberate slot-reuse race at its line; the worker's cost per launch. About 1-2 minutes (two
+sanitized launches)."""
 
 from __future__ import annotations
 
@@ -74,6 +75,25 @@ def test_a_hang_is_an_error_within_timeout_plus_5s_and_the_next_launch_works(ten
     assert "did not finish within 2 s" in err.value.message
     assert f"line {hang_line}" in err.value.message  # the static check's wait that nothing completes
     assert torch.equal(keep, torch.arange(1 << 20, device="cuda", dtype=torch.float32))
+    y.fill_(0)
+    with capture():
+        ring(K.ring_ok, x, y)
+    torch.testing.assert_close(y, x * 2)
+
+
+def test_a_snapshot_says_which_role_waits_on_which_barrier_at_which_line(tensors):
+    from workbench.run.isolate import KernelHangError
+
+    x, y, _ = tensors
+    [hang_line] = K.marked_line(K.ring_hang, "HANG")
+    t0 = time.perf_counter()
+    with pytest.raises(KernelHangError) as err, capture(timeout=3.0, snapshot=True):
+        ring(K.ring_hang, x, y)
+    took = time.perf_counter() - t0
+    msg = err.value.message
+    print(msg, f"\n({took:.2f} s)")
+    assert "live snapshot" in msg and "the default task: warps 0, 1, 2, 3 of 2 CTA(s)" in msg
+    assert f"wait at line {hang_line}" in msg and "phase" in msg
     y.fill_(0)
     with capture():
         ring(K.ring_ok, x, y)

@@ -41,6 +41,12 @@ from typing import Any
 from workbench.ir.mlir import read_type
 
 
+def module_handle(kernel: Any) -> int:
+    """The CUmodule of a loaded ``CompiledKernel`` (Triton loads it on first use: ``_init_handles``)."""
+    kernel._init_handles()
+    return int(kernel.module)
+
+
 def jit_file_line(fn: Any) -> tuple[str, int]:
     """(file, first line of the decorated function) of a ``JITFunction``."""
     return fn.file_name, fn.def_file_line_number

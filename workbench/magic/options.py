@@ -83,6 +83,12 @@ ARGUMENTS = [
         "(default: 5 s beyond 4x the kernel's last time)",
     ),
     argument(
+        "--snapshot",
+        action="store_true",
+        help="run a build whose warps record where they wait (a few stores around each barrier wait): if the "
+        "launch hangs, the error says per role which barrier and phase its warps wait on, at which line",
+    ),
+    argument(
         "--no-isolate",
         action="store_true",
         help="launch in the notebook's own process instead of the worker (a hang or a fault then takes the "
@@ -232,7 +238,8 @@ _USED_WITH = {"flops": ("bench", "search"), "bytes": ("bench", "search"), "bench
               "rtol": ("check",),
               "no_fresh": ("check",)}
 #: What a --search cell does not do (it compiles, checks, runs and times every candidate itself).
-_NOT_WITH_SEARCH = ("bench", "bench_ref", "timeline", "stalls", "sanitize", "export", "interpret", "no_isolate")
+_NOT_WITH_SEARCH = ("bench", "bench_ref", "timeline", "stalls", "snapshot", "sanitize", "export", "interpret",
+                    "no_isolate")
 
 
 def ignored(args: Any) -> list[dict[str, Any]]:

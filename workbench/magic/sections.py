@@ -226,4 +226,5 @@ def capture_for(args: Any, device: Any, checking: bool) -> Capture:
     return Capture(device=device, target=args.target, compile_only=args.compile_only, interpret=args.interpret,
                    auto_interpret=checking, isolate=not getattr(args, "no_isolate", False),
                    timeout=getattr(args, "timeout", None), sanitize=getattr(args, "sanitize", None),
+                   snapshot=bool(getattr(args, "snapshot", False)),
                    timeline=bool(getattr(args, "timeline", False)))

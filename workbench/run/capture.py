@@ -116,6 +116,7 @@ class Capture:
         sanitize: str | None = None,
         timeline: bool = False,
         record_only: bool = False,
+        snapshot: bool = False,
     ) -> None:
         self.device = device
         self.record_only = record_only  # launches are recorded (``recorded``), not compiled or run: --search
@@ -123,6 +124,7 @@ class Capture:
         self.isolate = isolate  # GPU launches in the worker process (workbench.run.launching)
         self.timeout = timeout  # seconds per isolated launch (None: isolate.default_timeout)
         self.sanitize = sanitize
+        self.snapshot = snapshot  # launch snapshot builds: a hang says where the warps wait (run.snapshot)
         self.timeline = timeline
         self.sanitized: set[str] = set()  # artifact keys run under the sanitizer in this cell
         self.sequence: list[Any] = []  # launching.Replay of every launch, in order (--check re-runs them)

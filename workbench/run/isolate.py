@@ -114,8 +114,10 @@ def _synchronize() -> None:
 
 
 def launch(compiled: Any, arg_names: list[str], constexpr: list[bool], values: list[Any],
-           grid: tuple[int, ...], *, key: str, timeout_s: float | None = None) -> Outcome:
-    """One launch of ``compiled`` in the shared worker; raises ``UnsendableArgument`` before sending."""
+           grid: tuple[int, ...], *, key: str, timeout_s: float | None = None,
+           snapshot: dict[str, Any] | None = None) -> Outcome:
+    """One launch of ``compiled`` in the shared worker; raises ``UnsendableArgument`` before sending.
+    ``snapshot`` (``{"warps_per_cta": n}``, a snapshot build): the worker reports where the warps wait."""
     ref = kernel_ref(compiled, arg_names)
     limit = timeout_s if timeout_s is not None else default_timeout(key)
     progress.note(f"running {ref.name} on the GPU (isolated worker)")
@@ -133,7 +135,7 @@ def launch(compiled: Any, arg_names: list[str], constexpr: list[bool], values: l
         _synchronize()
         starts = worker.starts
         request = {"kernel": ref, "grid": tuple(grid), "args": args, "storages": storages, "drop": drop,
-                   "device": _device_index(values)}
+                   "device": _device_index(values), "snapshot": snapshot}
         out = worker.launch(request, timeout_s=limit, setup_s=SETUP_S)
         if not (worker.starts != starts and out.status == "error" and out.phase == "prepare"):
             break  # else: the process was replaced before it read the request; send everything again
@@ -168,7 +170,8 @@ def finding_lines(findings: list[dict[str, Any]], words: tuple[str, ...] = ()) -
 
 
 def failure_error(out: Outcome, *, name: str, grid: tuple[int, ...] | None, findings: list[dict[str, Any]],
-                  timeline: bool = False, sanitizer: list[dict[str, Any]] | None = None) -> WorkbenchError:
+                  timeline: bool = False, sanitizer: list[dict[str, Any]] | None = None,
+                  snapshot: list[str] | None = None) -> WorkbenchError:
     """The cell's error for a launch that hung or failed in the worker."""
     g = f" (grid {tuple(grid)})" if grid else ""
     after = ("the worker process was stopped and a fresh one started" if out.restarted
@@ -178,7 +181,8 @@ def failure_error(out: Outcome, *, name: str, grid: tuple[int, ...] | None, find
                f"tensors are intact; this launch's outputs may be partly written.")
         cls, lines = KernelHangError, finding_lines(findings, _WAIT_WORDS)
         hint = ("the static checks above name waits that nothing completes; if the kernel is only slow, "
-                "raise the limit with --timeout S")
+                "raise the limit with --timeout S" + ("" if snapshot else "; --snapshot shows where each role's "
+                                                      "warps wait"))
         head = "waits that cannot complete (static checks):"
     elif out.status == "error" and out.phase in ("setup", "prepare", "launch"):
         msg = f"{name}{g} could not be launched ({out.phase}): {out.message}"
@@ -192,6 +196,10 @@ def failure_error(out: Outcome, *, name: str, grid: tuple[int, ...] | None, find
         hint = "run again with --sanitize memcheck to find the line of a bad memory access"
         head = "static checks:"
     extra = []
+    if snapshot:
+        when = out.info.get("snapshot_s")
+        extra += [f"where the warps wait (live snapshot{f', {when:.3g} s into the run' if when else ''}):",
+                  *("  " + ln for ln in snapshot)]
     if lines:
         extra += [head, *("  " + ln for ln in lines)]
     for f in (sanitizer or [])[:6]:

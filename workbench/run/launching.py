@@ -17,10 +17,12 @@ made is kept as a ``Replay`` (``--check`` runs them again with fresh inputs).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.compile.snapshot import snapshot_build
 from workbench.compile.tuners import base_jit
 from workbench.run import isolate
 from workbench.run.launch_record import tensors_in
@@ -81,10 +83,15 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
                 compiled = jit_compile(None)
             _sanitize(cap, entry, kernel, compiled, jit_compile, (names, consts, values), g3, run, hung=False)
         return _in_process(cap, entry, run, real, why, record=not cap.benchmarking)
-    with cap.suspend():
+    with cap.suspend(), (snapshot_build() if cap.snapshot else contextlib.nullcontext()):
         compiled = jit_compile(None)
+    snap = {"warps_per_cta": _warps_per_cta(entry.artifact)} if cap.snapshot else None
+    if snap:
+        cap.diagnostics.append({"severity": "info", "source": "run", "line": None, "col": None, "hint": None,
+                                "message": "--snapshot: ran a build whose warps record where they wait (its "
+                                           "registers and time may differ from the plain build's)"})
     try:
-        out = isolate.launch(compiled, names, consts, values, g3, key=key, timeout_s=cap.timeout)
+        out = isolate.launch(compiled, names, consts, values, g3, key=key, timeout_s=cap.timeout, snapshot=snap)
     except UnsendableArgument as e:
         cap.diagnostics.append({"severity": "warning", "source": "run", "line": None, "col": None,
                                 "message": isolate.unsendable(e), "hint": None})
@@ -101,7 +108,8 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
     if not out.ok:
         findings = isolate.static_findings(entry.artifact, kernel)
         raise isolate.failure_error(out, name=entry.name, grid=grid, findings=findings, timeline=cap.timeline,
-                                    sanitizer=[f for f in entry.sanitizer_findings if f.get("line") is not None])
+                                    sanitizer=[f for f in entry.sanitizer_findings if f.get("line") is not None],
+                                    snapshot=_where_they_wait(out, compiled, entry.artifact) if snap else None)
     run["ran"], run["device"] = True, cap.device.name
     entry.worker_launch = (compiled, names, consts, values, g3)
 
@@ -119,6 +127,31 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
     if not cap.benchmarking:
         _remember(cap, entry, again, values)
     return compiled
+
+
+def _warps_per_cta(artifact: Any) -> int:
+    """Warps of one CTA, every task's: the snapshot's slots are laid out by them."""
+    tasks = artifact.metadata.tasks
+    return sum(int(t.get("num_warps") or 0) for t in tasks) if tasks else int(artifact.metadata.num_warps or 4)
+
+
+def _where_they_wait(out: Any, compiled: Any, artifact: Any) -> list[str]:
+    """The last live snapshot of a hung launch, per role and line (``run.snapshot.describe``)."""
+    from workbench.analyse.orchestration import build_model
+    from workbench.compile.snapshot import snapshot_sites
+    from workbench.run.snapshot import describe
+
+    rows = out.info.get("snapshot")
+    if rows is None:
+        return ["no snapshot arrived before the limit (the worker reads one every 0.5 s once the launch runs)"]
+    asm = getattr(compiled, "asm", {}) or {}
+    sites = snapshot_sites(asm.get("ptx", ""), artifact.source.filename, asm.get("ttgir")).sites
+    try:
+        model = build_model(artifact)
+        tasks, text = model.tasks, model.line_text
+    except Exception:  # no orchestration model (Gluon, no TTGIR): warps by number
+        tasks, text = [], None
+    return describe(rows, sites, tasks, text)
 
 
 def _in_process(cap: Any, entry: Any, run: dict[str, Any], real: Callable[[], Any], why: str, record: bool) -> Any:

@@ -275,13 +275,15 @@ class Worker:
 
     def _wait(self, rid: int, t0: float, timeout_s: float, setup_s: float) -> Outcome:
         assert self.conn is not None
-        deadline, started = t0 + setup_s, None
+        deadline, started, snapshot = t0 + setup_s, None, None
         while True:
             now = time.perf_counter()
             if now >= deadline:
                 phase = "run" if started is not None else "setup"
                 limit = timeout_s if started is not None else setup_s
-                return Outcome("timeout", f"no answer within {limit:.3g} s", phase, total_s=now - t0)
+                info = ({"snapshot": snapshot[1], "snapshot_s": round(snapshot[0] - (started or t0), 2)}
+                        if snapshot else {})  # the last snapshot and when into the run it was read
+                return Outcome("timeout", f"no answer within {limit:.3g} s", phase, total_s=now - t0, info=info)
             try:
                 if not self.conn.poll(min(0.25, deadline - now)):
                     if self.proc is not None and self.proc.poll() is not None:
@@ -295,6 +297,8 @@ class Worker:
             if msg[0] == "started":
                 started = time.perf_counter()
                 deadline = started + timeout_s
+            elif msg[0] == "snapshot":  # --snapshot: where the warps wait, while the launch runs
+                snapshot = (time.perf_counter(), msg[2])
             elif msg[0] == "done":  # ("done", id, times) or ("done", id, times, info)
                 times = msg[2]
                 return Outcome("ok", "", None, total_s=time.perf_counter() - t0, prepare_s=times.get("prepare_s"),

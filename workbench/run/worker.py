@@ -18,6 +18,9 @@ serves requests until the socket closes:
   the bytes of every storage the kernel changed (the notebook writes them into its tensors). The
   interpreter's error travels pickled when it is a ``WorkbenchError`` (an out-of-bounds access at its line),
   else as its text and the kernel's line it came from.
+- ``("launch", request)`` with ``request["snapshot"]`` (``{"warps_per_cta": n}``): a snapshot build
+  (``compile.snapshot``) pointed at this process's pinned buffer (``run.snapshot``); while the launch runs, the
+  worker answers ``("snapshot", id, groups)`` every ``snapshot.EVERY_S`` (the watchdog keeps the last).
 - ``("drop", tokens)``: forget storages the notebook has freed.
 - ``("ping",)``: answer ``("pong", info)``.
 
@@ -62,6 +65,7 @@ class Runner:
         self.cuda = False
         self.kernels: dict[str, Any] = {}
         self.decoder = Decoder("cpu")
+        self.snapshots: Any = None  # run.snapshot.Buffer, made on the first --snapshot launch
 
     def warm(self) -> dict[str, Any]:
         info: dict[str, Any] = {"pid": os.getpid(), "python": sys.version.split()[0]}
@@ -171,6 +175,9 @@ def handle_launch(conn: Connection, runner: Runner, req: dict[str, Any]) -> bool
         ref: KernelRef = req["kernel"]
         kernel = runner.kernel(ref)
         args = [runner.decoder.decode(a) for a in req["args"]]
+        snap = req.get("snapshot")
+        if snap:
+            snap = _point_snapshot(runner, kernel, snap)
     except Exception as e:
         _error(conn, rid, "prepare", e, _is_fatal(e))
         return not _is_fatal(e)
@@ -192,6 +199,8 @@ def handle_launch(conn: Connection, runner: Runner, req: dict[str, Any]) -> bool
         if not quick:  # a short kernel answers "done" only: one message less per launch
             conn.send(("started", rid, t1 - t0))
     try:
+        if snap:
+            _send_snapshots(conn, rid, runner, snap)
         runner.synchronize()
     except Exception as e:  # a fault: this context is lost
         _error(conn, rid, "run", e, True)
@@ -200,6 +209,24 @@ def handle_launch(conn: Connection, runner: Runner, req: dict[str, Any]) -> bool
     del args
     conn.send(("done", rid, {"prepare_s": t1 - t0, "launch_s": t2 - t1, "run_s": t3 - t1}))
     return not req.get("exit_after", False)
+
+
+def _point_snapshot(runner: Runner, kernel: Any, snap: dict[str, Any]) -> dict[str, Any]:
+    from workbench.compile.triton_reach import module_handle
+    from workbench.run.snapshot import Buffer
+
+    if runner.snapshots is None:
+        runner.snapshots = Buffer()
+    runner.snapshots.point(module_handle(kernel))
+    return snap
+
+
+def _send_snapshots(conn: Connection, rid: int, runner: Runner, snap: dict[str, Any]) -> None:
+    """While the launch runs: where its warps wait, every ``EVERY_S``."""
+    from workbench.run.snapshot import EVERY_S
+
+    while not runner.finished_within(EVERY_S):
+        conn.send(("snapshot", rid, runner.snapshots.read(int(snap.get("warps_per_cta") or 4))))
 
 
 def handle_interpret(conn: Connection, req: dict[str, Any]) -> bool:
