@@ -106,8 +106,9 @@ def read_samples(path: str | Path, ncu: str | None = None) -> Samples:
                 row = by_pc.setdefault(int(pcs.value(i)), {})
                 row[reason] = row.get(reason, 0) + n
     if not by_pc:
+        seen = sorted(n for n in action.metric_names() if "pcsamp" in n)[:12]
         raise ValueError(f"{path}: no warp-stall samples in the report (section SourceCounters not collected, or "
-                         "the launch was too short to sample)")
+                         f"the launch was too short to sample); its sampling metrics: {', '.join(seen) or 'none'}")
     return Samples(kernel=str(action.name()), by_pc=by_pc, sass={pc: str(action.sass_by_pc(pc)) for pc in by_pc},
                    duration_ns=_number(action, "gpu__time_duration.sum"),
                    device=_text(action, "device__attribute_display_name"), version=_text(action, "ncu__version"))
