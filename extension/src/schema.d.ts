@@ -967,6 +967,13 @@ export interface PerformanceDiff {
       delta: number;
     }[];
   } | null;
+  timeline?:
+    | {
+        role: string;
+        before?: unknown;
+        after?: unknown;
+      }[]
+    | null;
   /**
    * One sentence per difference, the largest first.
    */

@@ -66,6 +66,14 @@ def test_stall_reasons_are_ranked_by_the_time_they_explain_and_roles_set_side_by
     assert roles["the default task"]["before"]["top"][0][0] == "long_scoreboard"
     assert p["ranked"][0].startswith("time: 1 ms -> 0.8 ms (1.250x, in separate runs)")
     assert p["ranked"][1].startswith("long_scoreboard: -220.00 us (30.0% -> 10.0% of warp samples)")
+    assert p["timeline"] is None  # neither run recorded one
+    before["timeline"] = {"kind": "timeline", "status": "ok", "reason": None,
+                          "roles": [{"role": "default", "busy_fraction": 0.5, "waiting_fraction": 0.4}]}
+    after["timeline"] = {"kind": "timeline", "status": "ok", "reason": None,
+                         "roles": [{"role": "default", "busy_fraction": 0.7, "waiting_fraction": 0.2}]}
+    p = performance(before, after)
+    assert p["timeline"][0]["after"]["waiting_fraction"] == 0.2
+    assert p["ranked"][-1] == "default: waiting 40% -> 20% of its span (--timeline)"
     b.previous = diff_reports(before, after, label="r1")
     validate(b.to_dict())
     b.previous = None

@@ -699,10 +699,17 @@ class LoopMix(TypedDict):
     rows: NotRequired[list[Row]]
 
 
+class TimelineItem(TypedDict):
+    role: str
+    before: NotRequired[Any]
+    after: NotRequired[Any]
+
+
 class PerformanceDiff(TypedDict):
     time: NotRequired[Time | None]
     stalls: NotRequired[Stalls1 | None]
     loop_mix: NotRequired[LoopMix | None]
+    timeline: NotRequired[list[TimelineItem] | None]
     ranked: list[str]
 
 

@@ -1,7 +1,8 @@
 """Why one run is faster than another: two Reports' time, warp-stall samples per reason and per role, and the
 instruction mix of their hottest SASS loop, with the differences ranked by the time they explain.
 
-The ranking's rule, stated with it: a stall reason's share of a launch's warp samples is taken as its share of
+With ``--timeline`` in both, each role's busy and waiting shares of its span are set side by side. The ranking's
+rule, stated with it: a stall reason's share of a launch's warp samples is taken as its share of
 the launch's time, so a reason "explains" ``duration x share`` of each launch and the difference of the two.
 Samples are of warp states, not of cycles, so the figure is an attribution, not a measurement: it ranks, it does
 not add up to the time difference exactly. Each part is present only when both Reports have it (``--bench``,
@@ -124,18 +125,34 @@ def _mix(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None
             "after": {k: a[k] for k in ("sass_lines", "instructions")}, "rows": rows}
 
 
+def _timeline(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Per role (matched by name), the share of its span busy and waiting in each run's ``--timeline``."""
+    b, a = before.get("timeline") or {}, after.get("timeline") or {}
+    if b.get("status") != "ok" or a.get("status") != "ok":
+        return None
+    keys = ("busy_fraction", "waiting_fraction", "span_ns")
+    rb = {r["role"]: r for r in b.get("roles") or []}
+    ra = {r["role"]: r for r in a.get("roles") or []}
+    return [{"role": name, "before": {k: rb[name].get(k) for k in keys} if name in rb else None,
+             "after": {k: ra[name].get(k) for k in keys} if name in ra else None}
+            for name in dict.fromkeys([*rb, *ra])]
+
+
 def performance(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None:
-    """The Diff's performance part for two Reports' dicts (stage texts unpacked); None when neither time, stalls
-    nor a SASS loop can be compared. ``ranked``: one sentence per difference, the largest first."""
+    """The Diff's performance part for two Reports' dicts (stage texts unpacked); None when neither time, stalls,
+    timelines nor a SASS loop can be compared. ``ranked``: one sentence per difference, the largest first."""
     time = _time(before, after)
     stalls = _stalls(before, after, time)
     mix = _mix(before, after)
-    if not (time or stalls or mix):
+    timeline = _timeline(before, after)
+    if not (time or stalls or mix or timeline):
         return None
-    return {"time": time, "stalls": stalls, "loop_mix": mix, "ranked": _ranked(time, stalls, mix)}
+    return {"time": time, "stalls": stalls, "loop_mix": mix, "timeline": timeline,
+            "ranked": _ranked(time, stalls, mix, timeline)}
 
 
-def _ranked(time: dict[str, Any] | None, stalls: dict[str, Any] | None, mix: dict[str, Any] | None) -> list[str]:
+def _ranked(time: dict[str, Any] | None, stalls: dict[str, Any] | None, mix: dict[str, Any] | None,
+            timeline: list[dict[str, Any]] | None = None) -> list[str]:
     out = []
     if time:
         out.append(f"time: {time['before_ms']:.4g} ms -> {time['after_ms']:.4g} ms ({time['speedup']:.3f}x, "
@@ -149,6 +166,11 @@ def _ranked(time: dict[str, Any] | None, stalls: dict[str, Any] | None, mix: dic
     for r in (mix or {}).get("rows", [])[:3]:
         if r["delta"]:
             out.append(f"hottest loop: {r['class']} {r['before']} -> {r['after']} instructions")
+    for r in timeline or []:
+        b, a = r["before"] or {}, r["after"] or {}
+        if b.get("waiting_fraction") is not None and a.get("waiting_fraction") is not None:
+            out.append(f"{r['role']}: waiting {100 * b['waiting_fraction']:.0f}% -> "
+                       f"{100 * a['waiting_fraction']:.0f}% of its span (--timeline)")
     return out
 
 
