@@ -3,20 +3,15 @@
  * with linked lines, layouts, and (when measured) timeline and roofline.
  */
 import { Widget } from '@lumino/widgets';
-import { renderChanges } from './changes';
 import { clear, el } from './dom';
 import { CodePane, Flag } from './editor';
 import { renderHeader } from './header';
-import { renderLayouts } from './layoutview';
 import { LineIndex, LinkOrigin, LinkResult, describeRanges, linkedLines, uniqueSorted } from './linemap';
-import { renderOrchestration } from './orchestration';
 import { addResizer, codeBasis } from './resizer';
-import { renderRoofline, renderTimeline } from './plots';
-import { renderSearch } from './search';
 import { provenance } from './summary';
-import { heatOf, renderStalls } from './stalls';
-import type { Stalls } from './schema';
-import { Report, Roofline, Stage, Timeline, isBench, isRoofline } from './types';
+import { heatOf } from './stalls';
+import { TABS, TabContext, stallsPayload } from './tabs';
+import { Report, Stage, isBench } from './types';
 
 export interface ViewerOptions {
   /** Shown as a header button when given (not in the docked copy). */
@@ -40,7 +35,8 @@ interface StageColumn {
   ranges: HTMLElement;
 }
 
-type Tab = 'code' | 'layouts' | 'orchestration' | 'timeline' | 'stalls' | 'roofline' | 'changes' | 'search';
+/** 'code' (Source & IR, the viewer's own) or the id of a tab of the registry (tabs.ts). */
+type Tab = string;
 
 export class ReportViewer extends Widget {
   private report: Report | null = null;
@@ -49,13 +45,8 @@ export class ReportViewer extends Widget {
   private tabsNode: HTMLElement;
   private bodyNode: HTMLElement;
   private codeNode: HTMLElement;
-  private layoutsNode: HTMLElement;
-  private orchestrationNode: HTMLElement;
-  private timelineNode: HTMLElement;
-  private stallsNode: HTMLElement;
-  private rooflineNode: HTMLElement;
-  private changesNode: HTMLElement;
-  private searchNode: HTMLElement;
+  /** One pane per tab of the registry, by id. */
+  private tabNodes: { [id: string]: HTMLElement } = {};
   private statusNode: HTMLElement;
   private sourcePane: CodePane | null = null;
   private columns: StageColumn[] = [];
@@ -81,17 +72,11 @@ export class ReportViewer extends Widget {
     this.tabsNode = el('div', { class: 'tlx-tabs', role: 'tablist' });
     this.bodyNode = el('div', { class: 'tlx-body' });
     this.codeNode = el('div', { class: 'tlx-pane tlx-code-pane', 'data-tab': 'code' });
-    this.layoutsNode = el('div', { class: 'tlx-pane tlx-layouts-pane', 'data-tab': 'layouts' });
-    this.orchestrationNode = el('div', { class: 'tlx-pane tlx-orch-pane', 'data-tab': 'orchestration' });
-    this.timelineNode = el('div', { class: 'tlx-pane tlx-timeline-pane', 'data-tab': 'timeline' });
-    this.stallsNode = el('div', { class: 'tlx-pane tlx-stalls-pane', 'data-tab': 'stalls' });
-    this.rooflineNode = el('div', { class: 'tlx-pane tlx-roofline-pane', 'data-tab': 'roofline' });
-    this.changesNode = el('div', { class: 'tlx-pane tlx-changes-pane', 'data-tab': 'changes' });
-    this.searchNode = el('div', { class: 'tlx-pane tlx-search-pane', 'data-tab': 'search' });
+    for (const t of TABS) {
+      this.tabNodes[t.id] = el('div', { class: `tlx-pane ${t.paneClass}`, 'data-tab': t.id });
+    }
     this.statusNode = el('div', { class: 'tlx-status' });
-    this.bodyNode.append(this.codeNode, this.layoutsNode, this.orchestrationNode, this.timelineNode, this.stallsNode,
-      this.rooflineNode,
-      this.changesNode, this.searchNode);
+    this.bodyNode.append(this.codeNode, ...TABS.map(t => this.tabNodes[t.id]));
     this.node.append(this.headerNode, this.tabsNode, this.bodyNode);
   }
 
@@ -150,57 +135,16 @@ export class ReportViewer extends Widget {
 
   // --- tabs ----------------------------------------------------------------------------
 
-  /** The timeline, when one was recorded (a skipped one is a line in the header, not a tab). */
-  private timelinePayload(): Timeline | null {
-    const t = this.report!.timeline;
-    return t && (t.status ?? 'ok') === 'ok' ? t : null;
-  }
-
-  /** The stall samples, when they were taken (a skipped or failed run is a line in the header). */
-  private stallsPayload(): Stalls | null {
-    const m = this.report!.measurements.find(x => x.kind === 'stalls') as Stalls | undefined;
-    return m && m.status === 'ok' ? m : null;
-  }
-
-  private rooflinePayload(): Roofline | null {
-    return this.report!.measurements.filter(isRoofline).find(m => (m.status ?? 'ok') === 'ok') ?? null;
-  }
-
   private availableTabs(): Tab[] {
-    const tabs: Tab[] = ['code', 'layouts'];
-    if (this.report!.orchestration) {
-      tabs.push('orchestration');
-    }
-    if (this.timelinePayload()) {
-      tabs.push('timeline');
-    }
-    if (this.stallsPayload()) {
-      tabs.push('stalls');
-    }
-    if (this.rooflinePayload()) {
-      tabs.push('roofline');
-    }
-    if (this.report!.previous) {
-      tabs.push('changes');
-    }
-    if (this.report!.search) {
-      tabs.push('search');
-    }
-    return tabs;
+    return ['code', ...TABS.filter(t => t.available(this.report!)).map(t => t.id)];
   }
 
   private renderTabs(): void {
     clear(this.tabsNode);
-    const labels: { [k in Tab]: string } = {
-      code: 'Source & IR',
-      layouts: `Layouts (${this.report!.values.length || this.report!.declared.length})`,
-      orchestration: 'Orchestration',
-      timeline: 'Timeline',
-      stalls: 'Stalls',
-      roofline: 'Roofline',
-      changes: 'Changes',
-      search: `Search (${this.report!.search?.rows.length ?? 0})`
-    };
+    const labels: { [id: string]: string } = { code: 'Source & IR' };
+    for (const t of TABS) {
+      labels[t.id] = t.label(this.report!);
+    }
     for (const t of this.availableTabs()) {
       const b = el('button', {
         class: 'tlx-tab',
@@ -227,40 +171,34 @@ export class ReportViewer extends Widget {
       b.classList.toggle('tlx-active', (b as HTMLElement).dataset.tab === t);
       b.setAttribute('aria-selected', String((b as HTMLElement).dataset.tab === t));
     }
-    for (const p of [this.codeNode, this.layoutsNode, this.orchestrationNode, this.timelineNode, this.stallsNode,
-      this.rooflineNode,
-      this.changesNode, this.searchNode]) {
+    for (const p of [this.codeNode, ...Object.values(this.tabNodes)]) {
       p.classList.toggle('tlx-hidden', p.dataset.tab !== t);
     }
     if (this.rendered[t]) {
       return;
     }
     this.rendered[t] = true;
-    if (t === 'layouts') {
-      renderLayouts(this.layoutsNode, this.report!);
-    } else if (t === 'orchestration') {
-      renderOrchestration(this.orchestrationNode, this.report!.orchestration!, {
-        pinLines: lines => this.pinLines(lines),
-        showCode: () => this.showTab('code'),
-        source: this.report!.source
-      });
-    } else if (t === 'timeline') {
-      void renderTimeline(this.timelineNode, this.timelinePayload()!).catch(e => this.plotError(this.timelineNode, e));
-    } else if (t === 'stalls') {
-      void renderStalls(this.stallsNode, this.stallsPayload()!, {
-        showLine: line => {
-          this.showTab('code');
-          this.pin({ kind: 'source', line }, true);
-        },
-        showSass: line => this.showStageLine('sass', line)
-      }).catch(e => this.plotError(this.stallsNode, e));
-    } else if (t === 'changes') {
-      renderChanges(this.changesNode, this.report!.previous!);
-    } else if (t === 'roofline') {
-      void renderRoofline(this.rooflineNode, this.rooflinePayload()!).catch(e => this.plotError(this.rooflineNode, e));
-    } else if (t === 'search') {
-      renderSearch(this.searchNode, this.report!.search!, { onOpen: this.options.onOpenCandidate });
+    const spec = TABS.find(x => x.id === t);
+    if (spec) {
+      const host = this.tabNodes[t];
+      void Promise.resolve()
+        .then(() => spec.render(host, this.tabContext()))
+        .catch(e => this.plotError(host, e));
     }
+  }
+
+  private tabContext(): TabContext {
+    return {
+      report: this.report!,
+      showLine: line => {
+        this.showTab('code');
+        this.pin({ kind: 'source', line }, true);
+      },
+      showStageLine: (stage, line) => this.showStageLine(stage, line),
+      pinLines: lines => this.pinLines(lines),
+      showCode: () => this.showTab('code'),
+      onOpenCandidate: this.options.onOpenCandidate
+    };
   }
 
   private plotError(host: HTMLElement, e: unknown): void {
@@ -371,7 +309,7 @@ export class ReportViewer extends Widget {
       text: r.source,
       language: 'python',
       flags,
-      heat: this.stallsPayload() ? heatOf(this.stallsPayload()!) : [],
+      heat: stallsPayload(r) ? heatOf(stallsPayload(r)!) : [],
       onHover: line => this.setHover(line === null ? null : { kind: 'source', line }),
       onClick: line => this.pin({ kind: 'source', line })
     });
