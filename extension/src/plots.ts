@@ -5,7 +5,7 @@
  */
 import { clear, el } from './dom';
 import type { Roofline, Timeline } from './schema';
-import { provenance, rooflineBody } from './summary';
+import { OLD_REPORT, provenance } from './summary';
 
 let plotlyPromise: Promise<any> | null = null;
 
@@ -215,7 +215,7 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
     class: 'tlx-plot-caption',
     text: [provenance(p), p.ceilings_label ? `roofs: ${p.ceilings_label}` : ''].filter(Boolean).join(' \u00b7 ')
   });
-  const summary = el('div', { class: 'tlx-plot-summary', text: rooflineBody(p) });
+  const summary = el('div', { class: 'tlx-plot-summary', text: (p.summary ?? OLD_REPORT).replace(/^roofline: /, '') });
   host.append(caption, summary);
   for (const n of p.notes ?? []) {
     host.append(el('div', { class: 'tlx-plot-status', text: n }));

@@ -456,6 +456,10 @@ export interface Bench {
   measured_by?: string | null;
   device?: string | null;
   when?: string | null;
+  /**
+   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   */
+  summary?: string;
   timing?: null | Timing;
   reference?: null | Timing;
   /**
@@ -541,6 +545,10 @@ export interface Roofline {
   measured_by?: string | null;
   device?: string | null;
   when?: string | null;
+  /**
+   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   */
+  summary?: string;
   name?: string;
   dtype?: string;
   flops?: number | null;
@@ -637,6 +645,10 @@ export interface Capture {
   measured_by?: string | null;
   device?: string | null;
   when?: string | null;
+  /**
+   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   */
+  summary?: string;
   kernels?: {
     name: string;
     kind?: string;
@@ -666,6 +678,10 @@ export interface Stalls {
   measured_by?: string | null;
   device?: string | null;
   when?: string | null;
+  /**
+   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   */
+  summary?: string;
   kernel?: string;
   /**
    * Wall time of the profiled launch, its worker's start and the report's reading.
@@ -746,6 +762,10 @@ export interface OtherMeasurement {
   measured_by?: string | null;
   device?: string | null;
   when?: string | null;
+  /**
+   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   */
+  summary?: string;
 }
 /**
  * --timeline: per-role lanes of a sample of CTAs and per-role stats from one instrumented launch (workbench.measure.timeline). Compact: aggregated lanes, not raw events.
@@ -760,6 +780,10 @@ export interface Timeline {
   measured_by?: string | null;
   device?: string | null;
   when?: string | null;
+  /**
+   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   */
+  summary?: string;
   kernel?: string;
   ctas_recorded?: number;
   ctas_total?: number;

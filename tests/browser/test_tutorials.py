@@ -38,6 +38,8 @@ def expected_tabs(r: Report) -> set[str]:
         tabs.add("timeline")
     if any(m.get("kind") == "roofline" and m.get("status", "ok") == "ok" for m in r.measurements):
         tabs.add("roofline")
+    if any(m.get("kind") == "stalls" and m.get("status") == "ok" for m in r.measurements):
+        tabs.add("stalls")
     if r.previous:
         tabs.add("changes")
     return tabs
@@ -127,6 +129,7 @@ def check_tabs(viewer, report: Report, shots: Path) -> None:
         "roofline": ".tlx-roofline-pane .tlx-plot-summary",
         "timeline": ".tlx-timeline-pane .tlx-plot-caption",
         "changes": ".tlx-changes-pane .tlx-stage-changes",
+        "stalls": ".tlx-stalls-pane .tlx-stalls-summary",
     }
     for tab in sorted(tabs - {"code"}):
         viewer.locator(f'.tlx-tab[data-tab="{tab}"]').click()

@@ -1,5 +1,5 @@
-"""The Report's one-line summaries (the viewer's TypeScript twin: extension/src/summary.ts): a rate is shown only
-for a count that was given."""
+"""The Report's one-line summaries, written into each payload (``summary``) and shown by the viewer as they are:
+a rate is shown only for a count that was given, a bound only with a byte count."""
 
 from workbench.measure.timing import BenchResult
 from workbench.report.summaries import _roofline, _timing
@@ -12,6 +12,8 @@ def test_no_tb_per_s_for_bytes_nobody_counted():
     line = _timing(TIMING)
     assert "587.7 TFLOP/s" in line and "TB/s" not in line
     assert "587.7 TFLOP/s, 2.016 TB/s" in _timing(dict(TIMING, bytes=3.3e9, tbs=2.016))
+    neither = _timing(dict(TIMING, flops=None, bytes=None, tflops=None, tbs=None))
+    assert "TFLOP" not in neither and "TB/s" not in neither
 
 
 def _timed(flops, bytes_):  # noqa: ANN001
@@ -32,3 +34,21 @@ def test_a_bound_stored_without_a_byte_count_is_not_shown():
     old = {"kind": "roofline", "bound": "compute", "intensity": None, "peak_tflops": 989, "bandwidth_tbs": 4.8}
     assert "bound" not in _roofline(old) and "intensity unknown" in _roofline(old)
     assert _roofline(dict(old, intensity=1365.3)).startswith("compute-bound · intensity 1365.3 FLOP/B")
+
+
+def test_without_a_byte_count_the_roofline_still_compares_with_the_measured_ceiling():
+    line = _roofline({"kind": "roofline", "bound": None, "intensity": None, "achieved_tflops": 587.7,
+                      "roof_fraction": 0.59, "measured_peak_tflops": 675, "peak_tflops": 989, "bandwidth_tbs": 4.8})
+    assert "bound" not in line and "intensity unknown (no byte count: --bytes)" in line
+    assert "87% of the measured ceiling" in line
+
+
+def test_every_measurement_of_a_report_carries_its_line():
+    from workbench.report.summaries import measurement_line
+
+    stalls = {"kind": "stalls", "status": "ok", "reason": None, "samples": 1000, "mapped": {"role_and_line": 0.97},
+              "roles": [{"role": "a", "samples": 1000, "by_reason": {"long_scoreboard": 600, "selected": 400}}]}
+    assert measurement_line(stalls) == ("stalls: 1000 warp samples, 97.0% on a role and a line; most: "
+                                        "long_scoreboard 60%")
+    assert measurement_line({"kind": "stalls", "status": "skipped", "reason": "no GPU"}) == \
+        "stalls: skipped, because no GPU"

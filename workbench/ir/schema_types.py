@@ -415,6 +415,7 @@ class Bench(TypedDict):
     measured_by: NotRequired[str | None]
     device: NotRequired[str | None]
     when: NotRequired[str | None]
+    summary: NotRequired[str]
     timing: NotRequired[Timing | None]
     reference: NotRequired[Timing | None]
     ratio: NotRequired[float | None]
@@ -460,6 +461,7 @@ class Roofline(TypedDict):
     measured_by: NotRequired[str | None]
     device: NotRequired[str | None]
     when: NotRequired[str | None]
+    summary: NotRequired[str]
     name: NotRequired[str]
     dtype: NotRequired[str]
     flops: NotRequired[float | None]
@@ -501,6 +503,7 @@ class Capture(TypedDict):
     measured_by: NotRequired[str | None]
     device: NotRequired[str | None]
     when: NotRequired[str | None]
+    summary: NotRequired[str]
     kernels: NotRequired[list[Kernel1]]
     device_ms: NotRequired[float | None]
     span_ms: NotRequired[float | None]
@@ -559,6 +562,7 @@ class Stalls(TypedDict):
     measured_by: NotRequired[str | None]
     device: NotRequired[str | None]
     when: NotRequired[str | None]
+    summary: NotRequired[str]
     kernel: NotRequired[str]
     seconds: NotRequired[float | None]
     duration_ns: NotRequired[float | None]
@@ -580,6 +584,7 @@ class OtherMeasurement(TypedDict):
     measured_by: NotRequired[str | None]
     device: NotRequired[str | None]
     when: NotRequired[str | None]
+    summary: NotRequired[str]
 
 
 Measurement: TypeAlias = Bench | Roofline | Capture | Stalls | OtherMeasurement
@@ -615,6 +620,7 @@ class Timeline(TypedDict):
     measured_by: NotRequired[str | None]
     device: NotRequired[str | None]
     when: NotRequired[str | None]
+    summary: NotRequired[str]
     kernel: NotRequired[str]
     ctas_recorded: NotRequired[int]
     ctas_total: NotRequired[int]

@@ -23,6 +23,7 @@ from workbench.ir import schema_types as st
 from workbench.ir.json_values import jsonable
 from workbench.report.highlight import language_of_stage
 from workbench.report.packing import pack_stage_diff, pack_stages, unpack_stage, unpack_stage_diff
+from workbench.report.summaries import measurement_line
 
 __all__ = ["BUDGET_BYTES", "MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
 
@@ -339,6 +340,9 @@ class Report:
 
         d = jsonable({k: getattr(self, k) for k in self._FIELDS if k != "stages"})
         d["orchestration"] = decorate(d["orchestration"], d["findings"], d["timeline"])
+        for m in [*d["measurements"], d["timeline"]]:  # the viewer shows these lines as they are
+            if isinstance(m, dict) and m.get("kind"):
+                m["summary"] = measurement_line(m)
         if isinstance(self.previous, dict) and isinstance(self.previous.get("stages"), list):
             d["previous"] = {**d["previous"], "stages": [pack_stage_diff(s) for s in d["previous"]["stages"]]}
         room = None if max_bytes is None else max_bytes - len(json.dumps(d))

@@ -117,7 +117,22 @@ def _capture(m: dict[str, Any]) -> str:
     return f"{len(ks)} kernels" + (f", {dev} ms device time per call" if dev else "")
 
 
-_BODY = {"bench": _bench, "roofline": _roofline, "timeline": _timeline, "capture": _capture}
+def _stalls(m: dict[str, Any]) -> str:
+    mapped = (m.get("mapped") or {}).get("role_and_line")
+    reasons = {}
+    for r in m.get("roles") or []:
+        for k, v in (r.get("by_reason") or {}).items():
+            reasons[k] = reasons.get(k, 0) + v
+    total = sum(reasons.values())
+    top = sorted(((k, v) for k, v in reasons.items() if k != "selected"), key=lambda kv: -kv[1])[:2]
+    tops = ", ".join(f"{k} {v / total:.0%}" for k, v in top) if total else ""
+    out = f"{m.get('samples', 0)} warp samples"
+    if mapped is not None:
+        out += f", {mapped:.1%} on a role and a line"
+    return out + (f"; most: {tops}" if tops else "")
+
+
+_BODY = {"bench": _bench, "roofline": _roofline, "timeline": _timeline, "capture": _capture, "stalls": _stalls}
 
 
 def measurement_line(m: dict[str, Any]) -> str:
