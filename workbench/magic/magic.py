@@ -22,7 +22,7 @@ from workbench.magic import errors as _errors
 from workbench.magic import options, sections, status
 from workbench.magic.cell import Cell, CellSyntaxError, prepare
 from workbench.magic.status import status_line
-from workbench.report.export_launch import record_launch
+from workbench.report.build import build_report
 from workbench.report.report import Report
 from workbench.run.capture import Capture, Captured
 from workbench.run.device import detect
@@ -209,24 +209,13 @@ class TlxMagics(Magics):
 
     def _report(self, e: Captured, primary: bool, cap: Capture, cell: Cell, args: Any, checks: list[dict],
                 device: Any) -> Report:
-        from workbench.check.values import launch_values
-
         stages = list(e.artifact.stages)
         diags = list(cap.diagnostics)
         diags += options.line_diagnostics(args, stages)
-        scalars = {k: v for k, v in e.bound.items() if k not in ("artifact", "kernel", "grid")}
-        r = Report.from_artifact(
-            e.artifact, kernel=e.kernel, cell_source=cell.text, cell_filename=cell.filename, cell_id=self._cell_id,
-            execution_count=getattr(self.shell, "execution_count", None), runs=e.runs, launches=e.launches,
-            compile_ms=e.compile_ms, device=device.to_dict(), options=dict(vars(args)), diagnostics=diags,
-            stages_first=options.stage_list(args.stages, stages) if args.stages else [],
-            # the values the checks simulated with (sections.findings): one run serves both, and a cell that
-            # only compiles (workbench.compile, warmup) has them though it records no launch
-            launch_values=(launch_values(e.kernel, (), scalars), e.grid) if e.bound else None,
-        )
-        r.kernels = list(dict.fromkeys(x.name for x in cap.entries.values()))
-        r.launch = record_launch(e, args, self.shell.user_ns)  # what workbench.export needs (not serialised)
-        r.findings = sections.findings(e)
+        r = build_report(e, cap, device, args, self.shell.user_ns, findings=sections.findings(e), diagnostics=diags,
+                         cell_source=cell.text, cell_filename=cell.filename, cell_id=self._cell_id,
+                         execution_count=getattr(self.shell, "execution_count", None),
+                         stages_first=options.stage_list(args.stages, stages) if args.stages else [])
         if primary and checks:
             if not r.runs:
                 r.runs.append(sections.compile_only_run(e))

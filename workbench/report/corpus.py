@@ -375,20 +375,9 @@ def _compile_again(e: Any, target: str) -> Any:
 
 
 def _report(e: Any, cap: Any, device: Any, target: str, findings: list[dict[str, Any]]) -> Any:
-    from workbench.check.values import launch_values
-    from workbench.report.export_launch import record_launch
-    from workbench.report.report import Report
+    from workbench.report.build import build_report
 
-    args = _options(target)
-    scalars = {k: v for k, v in e.bound.items() if k not in ("artifact", "kernel", "grid")}
-    r = Report.from_artifact(
-        e.artifact, kernel=e.kernel, runs=e.runs, launches=e.launches, compile_ms=e.compile_ms,
-        device=device.to_dict(), options=dict(vars(args)), diagnostics=list(cap.diagnostics),
-        launch_values=(launch_values(e.kernel, (), scalars), e.grid) if e.bound else None)
-    r.kernels = list(dict.fromkeys(x.name for x in cap.entries.values()))
-    r.launch = record_launch(e, args, {})
-    r.findings = findings
-    return r
+    return build_report(e, cap, device, _options(target), {}, findings=findings)
 
 
 def _last_error(out: str) -> str:
