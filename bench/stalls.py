@@ -41,8 +41,10 @@ def run_case(ip: Any, name: str, keep: Path | None, kept: dict[str, Any]) -> dic
     warm, cell = CASES[name]
     ip.run_cell(warm).raise_error()
     t0 = time.perf_counter()
-    reports = ip.run_cell_magic("tlx", "--stalls --bench --quiet", cell)
+    ip.user_ns.pop("stalls_report", None)
+    ip.run_cell_magic("tlx", "--stalls --bench --quiet -o stalls_report", cell)  # -o: the magic returns nothing
     wall = time.perf_counter() - t0
+    reports = [ip.user_ns["stalls_report"]] if ip.user_ns.get("stalls_report") is not None else []
     item = next((m for r in reports or [] for m in r.measurements if m.get("kind") == "stalls"), None)
     row: dict[str, Any] = {"case": name, "cell_s": round(wall, 2), "kernel": reports[-1].name if reports else None}
     if reports:

@@ -79,3 +79,21 @@ def test_stall_reasons_are_ranked_by_the_time_they_explain_and_roles_set_side_by
     b.previous = None
     html = workbench.compare(before, after)._repr_mimebundle_()["text/html"]
     assert "long_scoreboard" in html and "-220.00 us" in html
+
+
+def test_the_library_attention_against_metas_best_compares_their_hottest_loops_on_a_cpu():
+    """Tutorial 02's closing comparison without a GPU: Meta's persistent ping-pong FA (``W.meta``: its kernel
+    compiled for the shape) against the library's persistent kernel; same HGMMA count per loop, the rest differs."""
+    from tlx_kernels.attention import walkthrough as W
+    from tlx_kernels.attention import ws_persistent
+
+    q, k, v = W.inputs(2, 16, 4096, 128, "cpu")
+    meta = Report.from_artifact(W.meta(q, k, v))
+    launch = ws_persistent.prepare(q, k, v, False, dict(ws_persistent.DEFAULT), out=W.output(q))
+    ours = Report.from_artifact(workbench.compile(launch.kernel, *launch.args, **launch.kwargs),
+                                kernel=launch.kernel)
+    c = workbench.compare(meta, ours)
+    rows = {r["class"]: r for r in c.data["loop_mix"]["rows"]}
+    assert rows["HGMMA"]["before"] == rows["HGMMA"]["after"] > 0
+    assert any(r["delta"] for r in rows.values())
+    assert c.data["ranked"][0].startswith("hottest loop (every path through it, counted in the SASS): ")

@@ -165,7 +165,8 @@ def _ranked(time: dict[str, Any] | None, stalls: dict[str, Any] | None, mix: dic
             out.append(f"{r['reason']}: {share}")
     for r in (mix or {}).get("rows", [])[:3]:
         if r["delta"]:
-            out.append(f"hottest loop: {r['class']} {r['before']} -> {r['after']} instructions")
+            out.append(f"hottest loop (every path through it, counted in the SASS): {r['class']} {r['before']} -> "
+                       f"{r['after']} instructions")
     for r in timeline or []:
         b, a = r["before"] or {}, r["after"] or {}
         if b.get("waiting_fraction") is not None and a.get("waiting_fraction") is not None:

@@ -27,8 +27,8 @@ from typing import Any
 from tlx_kernels.attention import common as C
 from tlx_kernels.gemm import walkthrough as GW
 
-__all__ = ["MAIN_SHAPES", "compare", "excerpt", "fa_args", "facts", "flops", "grid", "inputs", "output",
-           "pv_overlap", "ratio_table", "recorded_table", "sdpa", "show_step", "summary_table",
+__all__ = ["MAIN_SHAPES", "META_BEST", "compare", "excerpt", "fa_args", "facts", "flops", "grid", "inputs", "meta",
+           "output", "pv_overlap", "ratio_table", "recorded_table", "sdpa", "show_step", "summary_table",
            "timeline_lines"]
 
 # (B, H, S, D, causal) of the closing comparison: the shape bench/attention.py reports first.
@@ -86,6 +86,20 @@ def flops(q: Any, causal: bool = False) -> float:
     """``4 B H S^2 D`` (the two products), halved for causal."""
     B, H, S, D = q.shape
     return C.attention_flops(B, H, S, S, D, causal)
+
+
+#: Meta's best Hopper FlashAttention tutorial in the triton-utlx wheel (its persistent ping-pong kernel)
+META_BEST = "hopper_fa_ws_pipelined_pingpong_persistent"
+
+
+def meta(q: Any, k: Any, v: Any) -> Any:
+    """Meta's best Hopper FA tutorial on these inputs: its own host function on a GPU (the output), else its kernel
+    compiled for this shape and dtype (the Artifact): in a ``%%tlx`` cell, a Report either way."""
+    from tlx_kernels import meta_tutorials as mt
+
+    if q.is_cuda:
+        return mt.host_call(META_BEST, q, k, v)
+    return mt.case(META_BEST, shape=tuple(q.shape), dtype=q.dtype).compile()
 
 
 def sdpa(q: Any, k: Any, v: Any, causal: bool = False, backend: str | None = None) -> Any:
