@@ -212,6 +212,9 @@ def test_options_the_cell_will_not_use_are_warned_about(ip):
     args = options.tlx_arguments(lambda: None).parser.parse_args(["--search", "--bench-ref", "x", "--timeline"])
     assert [d["message"].split(" (")[0] for d in options.ignored(args)] == [
         "--bench-ref is ignored with --search", "--timeline is ignored with --search"]
+    args = options.tlx_arguments(lambda: None).parser.parse_args(["--stress", "5", "--timeline"])
+    assert [d["message"] for d in options.ignored(args)] == [
+        "--timeline is ignored with --stress (the stress runs every delayed build itself)"]
 
 
 def test_a_bench_count_that_raises_names_its_option(ip):

@@ -253,8 +253,11 @@ def ignored(args: Any) -> list[dict[str, Any]]:
     by_search = [opt for opt in _NOT_WITH_SEARCH if opt in given] if given & {"search", "stress"} else []
     out = [magic_diagnostic("warning", f"{flag(opt)} is ignored: it is used with {' or '.join(map(flag, users))}")
            for opt, users in _USED_WITH.items() if opt in given and not given & set(users) and opt not in by_search]
-    return out + [magic_diagnostic("warning", f"{flag(opt)} is ignored with --search (the search compiles, checks, "
-                                   "runs and times every candidate itself)") for opt in by_search]
+    mode = "--stress" if "stress" in given and "search" not in given else "--search"
+    what = ("runs every delayed build itself" if mode == "--stress"
+            else "compiles, checks, runs and times every candidate itself")
+    return out + [magic_diagnostic("warning", f"{flag(opt)} is ignored with {mode} (the {mode[2:]} {what})")
+                  for opt in by_search]
 
 
 def magic_diagnostic(severity: str, message: str) -> dict[str, Any]:
