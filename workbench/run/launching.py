@@ -77,6 +77,10 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
     if not cap.isolate or jit_compile is None or timing or grid is None:
         why = ("--no-isolate" if not cap.isolate else "a timed launch of a kernel that completed in the worker"
                if timing else "the grid could not be evaluated" if grid is None else "no JIT compile hook")
+        if cap.snapshot and not timing:
+            cap.diagnostics.append({"severity": "warning", "source": "run", "line": None, "col": None, "hint": None,
+                                    "message": f"--snapshot: not taken, the launch ran in the notebook's process "
+                                               f"({why}); the snapshot is read by the isolated worker"})
         if sanitize:
             cap.sanitized.add(key)
             with cap.suspend():
