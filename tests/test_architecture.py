@@ -180,3 +180,12 @@ def test_nothing_cites_a_document_outside_the_repository():
                 cited += [f"{path.relative_to(ROOT)}: {w}" for w in ("DESIGN.md", "TLX.md", "../shared") if w in text]
     cited += [f"pyproject.toml: {w}" for w in ("DESIGN.md", "TLX.md") if w in (ROOT / "pyproject.toml").read_text()]
     assert not cited, cited
+
+
+def test_test_files_have_unique_names():
+    """pytest imports test modules by their basename (no __init__.py in tests/): two of one name fail collection."""
+    from collections import Counter
+    from pathlib import Path
+
+    names = Counter(p.name for p in Path(__file__).parent.rglob("test_*.py"))
+    assert not [n for n, c in names.items() if c > 1]
