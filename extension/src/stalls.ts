@@ -53,6 +53,19 @@ export function heatOf(p: Stalls): Heat[] {
   })) : [];
 }
 
+/** The SASS lines of the hottest instructions, shaded the same way (the stage the samples were taken in). */
+export function sassHeat(p: Stalls): Heat[] {
+  const hot = (p.hot ?? []).filter(h => h.samples > 0);
+  const top = Math.max(0, ...hot.map(h => h.samples));
+  const total = p.samples || 1;
+  return top ? hot.map(h => ({
+    line: h.sass_line,
+    share: h.samples / top,
+    title: `${h.op}: ${h.samples} warp samples (${pct(h.samples / total)})` + (h.top ? `, mostly ${h.top}` : '') +
+      (h.line ? ` · line ${h.line}` : '') + (h.role ? ` · ${h.role}` : '')
+  })) : [];
+}
+
 function pct(x: number | null | undefined): string {
   return typeof x === 'number' ? `${(100 * x).toFixed(1)}%` : '-';
 }

@@ -9,7 +9,7 @@ import { renderHeader } from './header';
 import { LineIndex, LinkOrigin, LinkResult, describeRanges, linkedLines, uniqueSorted } from './linemap';
 import { addResizer, codeBasis } from './resizer';
 import { provenance } from './summary';
-import { heatOf } from './stalls';
+import { heatOf, sassHeat } from './stalls';
 import { TABS, TabContext, stallsPayload } from './tabs';
 import { Report, Stage, isBench } from './types';
 
@@ -467,6 +467,7 @@ export class ReportViewer extends Widget {
       text: st.text,
       language: st.language,
       hideNoise: !this.showNoise,
+      heat: name === 'sass' && stallsPayload(this.report!) ? sassHeat(stallsPayload(this.report!)!) : [],
       onHover: line => this.setHover(line === null ? null : { kind: 'stage', stage: name, line }),
       onClick: line => this.pin({ kind: 'stage', stage: name, line })
     });

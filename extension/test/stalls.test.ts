@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SHOWN_REASONS, heatOf, roleBars, stallsSummary } from '../src/stalls';
+import { SHOWN_REASONS, heatOf, roleBars, sassHeat, stallsSummary } from '../src/stalls';
 import type { Stalls } from '../src/schema';
 
 const reasons = ['long_scoreboard', 'barrier', 'wait', 'math_pipe_throttle', 'selected', 'short_scoreboard',
@@ -46,5 +46,20 @@ describe('the source lines are shaded by their samples', () => {
     const h = heatOf(p);
     expect(h.map(x => [x.line, x.share])).toEqual([[12, 1], [30, 0.25]]);
     expect(h[0].title).toBe('400 warp samples (40.0%), mostly long_scoreboard · the default task');
+  });
+});
+
+describe('the SASS lines of the hottest instructions are shaded too', () => {
+  it('by their samples against the hottest, with the instruction, its line and role on hover', () => {
+    const p = { ...payload(), hot: [
+      { address: 0x2660, sass_line: 812, op: 'HGMMA.64x256x16.F32', samples: 200, top: 'math_pipe_throttle', line: 267,
+        role: 'the task at line 245' },
+      { address: 0x2720, sass_line: 830, op: 'SYNCS.PHASECHK', samples: 50, top: 'long_scoreboard', line: 262,
+        role: null }
+    ] } as unknown as Stalls;
+    const h = sassHeat(p);
+    expect(h.map(x => [x.line, x.share])).toEqual([[812, 1], [830, 0.25]]);
+    expect(h[0].title).toBe(
+      'HGMMA.64x256x16.F32: 200 warp samples (20.0%), mostly math_pipe_throttle · line 267 · the task at line 245');
   });
 });
