@@ -105,8 +105,10 @@ def check_flags(viewer, report: Report, shots: Path) -> None:
     elsewhere = ksrc.get("in_cell") is False and bool(ksrc.get("text"))
     if elsewhere and re.match(r"%%?tlx\b", ksrc["text"]):
         lines = sorted(set(lines) | {1})
-    title = viewer.locator(".tlx-source-col .tlx-col-title").inner_text()
-    assert title == ("source: the cell that defined the kernel" if elsewhere else "source"), title
+    # a waiting assertion, not inner_text(): a notebook's windowing may not have laid the cell out yet ('')
+    viewer.scroll_into_view_if_needed()
+    expect(viewer.locator(".tlx-source-col .tlx-col-title")).to_have_text(
+        "source: the cell that defined the kernel" if elsewhere else "source", timeout=30_000)
     src = viewer.locator(".tlx-editor.tlx-source")
     flagged = src.get_attribute("data-flagged") or ""
     assert sorted(int(x) for x in flagged.split(",") if x) == lines, (flagged, lines)
