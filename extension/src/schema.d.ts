@@ -701,6 +701,7 @@ export interface Stalls {
    * Reasons with samples, most first.
    */
   reasons?: string[];
+  by_reason?: StallCounts;
   /**
    * Shares of the samples placed on an instruction, a line, a role, both; and inside the SASS loops.
    */
@@ -719,14 +720,14 @@ export interface Stalls {
     warps?: number;
     samples: number;
     stalled?: number | null;
-    by_reason: StallCounts;
+    by_reason: StallCounts1;
   }[];
   lines?: {
     line: number;
     samples: number;
     top?: string | null;
     role?: string | null;
-    by_reason: StallCounts;
+    by_reason: StallCounts1;
   }[];
   hot?: {
     address: number;
@@ -737,8 +738,14 @@ export interface Stalls {
     line?: number | null;
     role?: string | null;
     loop?: boolean;
-    by_reason?: StallCounts;
+    by_reason?: StallCounts1;
   }[];
+}
+/**
+ * Every sample by reason, placed on a role and a line or not.
+ */
+export interface StallCounts {
+  [k: string]: number;
 }
 /**
  * Warp samples by stall reason (Nsight Compute's names: long_scoreboard, barrier, wait, ...; selected: the warp issued).
@@ -746,7 +753,7 @@ export interface Stalls {
  * This interface was referenced by `TlxReport`'s JSON-Schema
  * via the `definition` "stallCounts".
  */
-export interface StallCounts {
+export interface StallCounts1 {
   [k: string]: number;
 }
 /**

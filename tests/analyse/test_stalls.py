@@ -64,6 +64,7 @@ def test_samples_on_every_instruction_land_on_a_role_and_a_line_and_the_hot_rows
     consumers = roles_of(model)[2]
     assert consumers.line < top["line"] <= max(consumers.lines)  # ptxas puts it on the K loop's or the dot's line
     assert p["reasons"][0] == "math_pipe_throttle"
+    assert sum(p["by_reason"].values()) == p["samples"]  # the unplaced sample counts too
     roles = {r["role"]: r for r in p["roles"]}
     assert roles[top["role"]]["samples"] > roles["the default task"]["samples"] > 0
     assert 0 < roles["the default task"]["stalled"] < 1

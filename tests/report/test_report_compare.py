@@ -5,6 +5,7 @@ the arithmetic of the ranking, with two runs' bench and stalls payloads as ``--b
 from __future__ import annotations
 
 import functools
+from collections import Counter
 
 import pytest
 
@@ -30,7 +31,8 @@ def _stalls(duration_ns: float, producer: dict[str, int], consumer: dict[str, in
     roles = [{"role": "the default task", "samples": sum(producer.values()), "by_reason": producer},
              {"role": "the task at line 245", "samples": sum(consumer.values()), "by_reason": consumer}]
     return {"kind": "stalls", "status": "ok", "reason": None, "duration_ns": duration_ns,
-            "samples": sum(r["samples"] for r in roles), "roles": roles, "hot": []}
+            "samples": sum(r["samples"] for r in roles), "roles": roles, "hot": [],
+            "by_reason": dict(Counter(producer) + Counter(consumer))}  # every sample here is on a role
 
 
 def _bench(ms: float, when: str) -> dict:

@@ -47,7 +47,7 @@ def test_every_measurement_of_a_report_carries_its_line():
     from workbench.report.summaries import measurement_line
 
     stalls = {"kind": "stalls", "status": "ok", "reason": None, "samples": 1000, "mapped": {"role_and_line": 0.97},
-              "roles": [{"role": "a", "samples": 1000, "by_reason": {"long_scoreboard": 600, "selected": 400}}]}
+              "by_reason": {"long_scoreboard": 600, "selected": 400}}
     assert measurement_line(stalls) == ("stalls: 1000 warp samples, 97.0% on a role and a line; most: "
                                         "long_scoreboard 60%")
     assert measurement_line({"kind": "stalls", "status": "skipped", "reason": "no GPU"}) == \

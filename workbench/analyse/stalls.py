@@ -18,11 +18,11 @@ from typing import Any
 from workbench.ir.mlir import walk
 from workbench.ir.sass import Instr, read_sass
 
-__all__ = ["Role", "attribute", "roles_of"]
+__all__ = ["ISSUED", "Role", "attribute", "roles_of"]
 
 HOT_ROWS = 40
 SETUP = "setup (before and after the tasks)"
-_ISSUED = "selected"  # the sampled warp issued: not a stall
+ISSUED = "selected"  # the sampled warp issued: not a stall
 
 
 @dataclass
@@ -172,6 +172,7 @@ def attribute(by_pc: dict[int, dict[str, int]], pc_sass: dict[int, str], sass_te
     return {
         "reasons": [r for r, _ in total.most_common()],
         "samples": n["all"],
+        "by_reason": dict(total),  # every sample, placed or not
         "mapped": {"instruction": _share(n["instr"], n["all"]), "line": _share(n["line"], n["all"]),
                    "role": _share(n["role"], n["all"]), "role_and_line": _share(n["both"], n["all"]),
                    "loop_samples": n["loop"], "loop_role_and_line": _share(n["loop_both"], n["loop"])},
@@ -195,13 +196,13 @@ def _loop_addresses(code: Any) -> set[int]:
 
 
 def _top(reasons: dict[str, int]) -> str | None:
-    stalls = {k: v for k, v in reasons.items() if k != _ISSUED and v}
-    return max(stalls, key=lambda k: stalls[k]) if stalls else (_ISSUED if reasons.get(_ISSUED) else None)
+    stalls = {k: v for k, v in reasons.items() if k != ISSUED and v}
+    return max(stalls, key=lambda k: stalls[k]) if stalls else (ISSUED if reasons.get(ISSUED) else None)
 
 
 def _stalled(reasons: dict[str, int]) -> float | None:
     s = sum(reasons.values())
-    return round(1 - reasons.get(_ISSUED, 0) / s, 4) if s else None
+    return round(1 - reasons.get(ISSUED, 0) / s, 4) if s else None
 
 
 def _share(part: int, whole: int) -> float | None:

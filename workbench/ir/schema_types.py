@@ -570,6 +570,7 @@ class Stalls(TypedDict):
     report_file: NotRequired[str | None]
     samples: NotRequired[int]
     reasons: NotRequired[list[str]]
+    by_reason: NotRequired[StallCounts]
     mapped: NotRequired[Mapped]
     pc_offset: NotRequired[int]
     roles: NotRequired[list[Role]]

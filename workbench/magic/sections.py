@@ -12,6 +12,7 @@ from workbench.check import check_artifact
 from workbench.errors import WorkbenchError
 from workbench.magic.options import magic_diagnostic, unquote
 from workbench.measure import bench_section, report_items
+from workbench.measure.stalls import skipped as stalls_skipped
 from workbench.measure.stalls import stalls_section
 from workbench.measure.timeline import timeline_section
 from workbench.report.export_launch import option_number
@@ -145,7 +146,7 @@ def stalls(entry: Captured, device: Any) -> dict[str, Any]:
         why = _why_not_on_gpu(entry, device)
         if entry.ran:
             why = "it ran in the notebook's process (--no-isolate, or arguments a worker cannot take)"
-        return {**_base("stalls", "Nsight Compute", device), "status": "skipped", "reason": why}
+        return stalls_skipped(why, device.name)
     return stalls_section(*entry.worker_launch, artifact=entry.artifact, device=device.name)
 
 

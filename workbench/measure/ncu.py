@@ -1,7 +1,7 @@
 """Nsight Compute: one launch profiled with its warp-stall sampling, read through ncu's Python report interface.
 
-``profile(...)`` launches the kernel once in a fresh worker started under ``ncu --clock-control none --section
-SourceCounters --section WarpStateStats`` (only this kernel, one launch) and writes an ``.ncu-rep``;
+``ncu_command(...)`` is the ``ncu --clock-control none --section SourceCounters --section WarpStateStats`` line
+(only this kernel, one launch) that ``measure.stalls`` starts a worker under to write an ``.ncu-rep``;
 ``read_samples(path)`` reads it with ``ncu_report`` (NVIDIA's report interface: the copy under ncu's
 ``extras/python``, else the ``ncu-report`` package) into ``Samples``: per PC the report names (``analyse.stalls``
 aligns them with nvdisasm's addresses through the SASS text ncu recorded at each) the warp samples of each stall
@@ -40,10 +40,6 @@ class Samples:
     duration_ns: float | None = None
     device: str | None = None
     version: str | None = None  # ncu's, as the report names it
-
-    @property
-    def total(self) -> int:
-        return sum(sum(r.values()) for r in self.by_pc.values())
 
 
 def ncu_path() -> str | None:

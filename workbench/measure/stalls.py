@@ -21,10 +21,11 @@ from workbench.analyse.orchestration import build_model
 from workbench.analyse.stalls import attribute, roles_of
 from workbench.measure._env import cache_dir
 from workbench.measure.ncu import NCU_SECTIONS, NcuMissing, ncu_command, ncu_path, read_samples
+from workbench.run.arguments import bind_arguments
 from workbench.run.launching import launch_values
 from workbench.run.wrapped import launch_wrapped
 
-__all__ = ["stalls", "stalls_section"]
+__all__ = ["skipped", "stalls", "stalls_section"]
 
 TIMEOUT_S = float(os.environ.get("TLX_WORKBENCH_STALLS_TIMEOUT_S", "120"))  # the profiled launch: a few replays
 SETUP_S = float(os.environ.get("TLX_WORKBENCH_STALLS_SETUP_S", "120"))  # python, torch, CUDA under ncu
@@ -35,6 +36,11 @@ def _base(device: str | None) -> dict[str, Any]:
     return {"kind": "stalls", "status": "skipped", "reason": None,
             "measured_by": f"Nsight Compute ({', '.join(NCU_SECTIONS)}), one launch, clocks not locked",
             "device": device, "when": datetime.now(UTC).isoformat(timespec="seconds")}
+
+
+def skipped(reason: str, device: str | None = None) -> dict[str, Any]:
+    """The stalls payload of a launch that was not profiled, and why."""
+    return {**_base(device), "reason": reason}
 
 
 def stalls_section(compiled: Any, arg_names: list[str], constexpr: list[bool], values: list[Any],
@@ -99,8 +105,5 @@ def stalls(kernel: Any, grid: Any, *args: Any, target: str = "sm_90", **kwargs: 
     g3 = tuple(int(v) for v in (tuple(g) + (1, 1))[:3])
     compiled = kernel.warmup(*args, grid=g3, **kwargs)
     artifact = compile_artifact(kernel, *args, target=target, **kwargs)
-    from workbench.compile.tuners import base_jit
-
-    bound = dict(zip(base_jit(kernel).arg_names, args, strict=False)) | kwargs
-    names, consts, values = launch_values(kernel, bound)
+    names, consts, values = launch_values(kernel, bind_arguments(kernel, args, kwargs))
     return stalls_section(compiled, names, consts, values, g3, artifact=artifact)

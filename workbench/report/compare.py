@@ -15,13 +15,13 @@ from collections import Counter
 from typing import Any
 
 from workbench.analyse.loop_mix import instr_class
+from workbench.analyse.stalls import ISSUED
 from workbench.ir.sass import read_sass
 
 __all__ = ["RULE", "comparison_html", "performance"]
 
 RULE = ("a reason's share of the warp samples taken as its share of the launch's time (an attribution that ranks, "
         "not a measurement)")
-_ISSUED = "selected"
 
 
 def _measurement(r: dict[str, Any], kind: str) -> dict[str, Any] | None:
@@ -53,13 +53,7 @@ def _stalls(before: dict[str, Any], after: dict[str, Any], time: dict[str, Any] 
         return None
     bd = _duration_ns(b, time and time["before_ms"])
     ad = _duration_ns(a, time and time["after_ms"])
-    bc: Counter[str] = Counter()
-    ac: Counter[str] = Counter()
-    for r in b.get("roles") or []:
-        bc.update(r.get("by_reason") or {})
-    for r in a.get("roles") or []:
-        ac.update(r.get("by_reason") or {})
-    bs, as_ = _shares(bc), _shares(ac)
+    bs, as_ = _shares(b.get("by_reason") or {}), _shares(a.get("by_reason") or {})
     rows = []
     for reason in sorted(set(bs) | set(as_)):
         row = {"reason": reason, "before_share": round(bs.get(reason, 0.0), 4),
@@ -84,7 +78,7 @@ def _role(r: dict[str, Any] | None) -> dict[str, Any] | None:
     if r is None:
         return None
     shares = _shares(r.get("by_reason") or {})
-    top = sorted(((k, v) for k, v in shares.items() if k != _ISSUED), key=lambda kv: -kv[1])[:3]
+    top = sorted(((k, v) for k, v in shares.items() if k != ISSUED), key=lambda kv: -kv[1])[:3]
     return {"samples": r.get("samples"), "stalled": r.get("stalled"), "top": [[k, round(v, 4)] for k, v in top]}
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.analyse.stalls import ISSUED
+
 __all__ = ["check_line", "finding_line", "measurement_line", "provenance", "run_line"]
 
 
@@ -119,12 +121,9 @@ def _capture(m: dict[str, Any]) -> str:
 
 def _stalls(m: dict[str, Any]) -> str:
     mapped = (m.get("mapped") or {}).get("role_and_line")
-    reasons = {}
-    for r in m.get("roles") or []:
-        for k, v in (r.get("by_reason") or {}).items():
-            reasons[k] = reasons.get(k, 0) + v
+    reasons = m.get("by_reason") or {}
     total = sum(reasons.values())
-    top = sorted(((k, v) for k, v in reasons.items() if k != "selected"), key=lambda kv: -kv[1])[:2]
+    top = sorted(((k, v) for k, v in reasons.items() if k != ISSUED), key=lambda kv: -kv[1])[:2]
     tops = ", ".join(f"{k} {v / total:.0%}" for k, v in top) if total else ""
     out = f"{m.get('samples', 0)} warp samples"
     if mapped is not None:
