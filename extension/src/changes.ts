@@ -1,6 +1,7 @@
 /** The Changes tab (--diff): metadata that changed, and each stage's status and unified diff. */
 import { clear, el } from './dom';
 import type { Diff, PerformanceDiff } from './schema';
+import { percent } from './summary';
 
 function diffView(): { node: HTMLElement; show: (title: string, text: string) => void } {
   const node = el('pre', { class: 'tlx-diff' });
@@ -78,10 +79,6 @@ export function renderChanges(host: HTMLElement, p: Diff): void {
   view.show('source', p.source_diff);
 }
 
-function pct(x: number): string {
-  return `${(100 * x).toFixed(1)}%`;
-}
-
 /** Why one run is faster: the ranked sentences, then the stall reasons and the roles side by side (Python ranked them). */
 export function performanceView(perf: PerformanceDiff): HTMLElement {
   const box = el('div', { class: 'tlx-performance' });
@@ -96,15 +93,15 @@ export function performanceView(perf: PerformanceDiff): HTMLElement {
     const t = table(['stall reason', 'before', 'after', 'time it explains'], 'tlx-stall-changes');
     for (const r of reasons.slice(0, 12)) {
       const ns = typeof r.delta_ns === 'number' ? `${(r.delta_ns / 1e3 >= 0 ? '+' : '')}${(r.delta_ns / 1e3).toFixed(2)} us` : '';
-      t.body.append(el('tr', {}, el('td', { text: r.reason }), el('td', { text: pct(r.before_share) }),
-        el('td', { text: pct(r.after_share) }), el('td', { text: ns })));
+      t.body.append(el('tr', {}, el('td', { text: r.reason }), el('td', { text: percent(r.before_share) }),
+        el('td', { text: percent(r.after_share) }), el('td', { text: ns })));
     }
     box.append(t.table, el('div', { class: 'tlx-plot-caption', text: perf.stalls?.rule ?? '' }));
   }
   const roles = perf.stalls?.roles ?? [];
   if (roles.length) {
     const t = table(['role', 'before: top stalls', 'after: top stalls'], 'tlx-role-changes');
-    const top = (x: any) => (x ? (x.top as [string, number][]).map(([k, v]) => `${k} ${pct(v)}`).join(', ') : '(none)');
+    const top = (x: any) => (x ? (x.top as [string, number][]).map(([k, v]) => `${k} ${percent(v)}`).join(', ') : '(none)');
     for (const r of roles) {
       t.body.append(el('tr', {}, el('td', { text: r.role }), el('td', { text: top(r.before) }), el('td', { text: top(r.after) })));
     }

@@ -7,7 +7,7 @@ import { clear, el } from './dom';
 import type { Heat } from './editor';
 import { esc, loadPlotly } from './plots';
 import type { Stalls } from './schema';
-import { provenance } from './summary';
+import { percent, provenance } from './summary';
 
 /** Reasons drawn as their own colour; the rest are summed as "other". */
 export const SHOWN_REASONS = 7;
@@ -40,42 +40,35 @@ export function roleBars(p: Stalls): RoleBars {
   return { roles: roles.map(r => r.role), traces };
 }
 
-/** The source lines' shading: each line's samples against the hottest line's, the numbers on hover. */
-export function heatOf(p: Stalls): Heat[] {
-  const lines = p.lines ?? [];
-  const top = Math.max(0, ...lines.map(l => l.samples));
+/** Rows with samples as shaded lines: each row's samples against the hottest row's, the numbers on hover. */
+function shade<T extends { samples: number; top?: string | null; role?: string | null }>(
+  p: Stalls, rows: T[], line: (r: T) => number, head: (r: T) => string, where: (r: T) => string): Heat[] {
+  const top = Math.max(0, ...rows.map(r => r.samples));
   const total = p.samples || 1;
-  return top ? lines.filter(l => l.samples > 0).map(l => ({
-    line: l.line,
-    share: l.samples / top,
-    title: `${l.samples} warp samples (${pct(l.samples / total)})` + (l.top ? `, mostly ${l.top}` : '') +
-      (l.role ? ` · ${l.role}` : '')
+  return top ? rows.filter(r => r.samples > 0).map(r => ({
+    line: line(r),
+    share: r.samples / top,
+    title: `${head(r)}${r.samples} warp samples (${percent(r.samples / total)})` +
+      (r.top ? `, mostly ${r.top}` : '') + where(r) + (r.role ? ` · ${r.role}` : '')
   })) : [];
+}
+
+/** The source lines' shading by their samples. */
+export function heatOf(p: Stalls): Heat[] {
+  return shade(p, p.lines ?? [], l => l.line, () => '', () => '');
 }
 
 /** The SASS lines of the hottest instructions, shaded the same way (the stage the samples were taken in). */
 export function sassHeat(p: Stalls): Heat[] {
-  const hot = (p.hot ?? []).filter(h => h.samples > 0);
-  const top = Math.max(0, ...hot.map(h => h.samples));
-  const total = p.samples || 1;
-  return top ? hot.map(h => ({
-    line: h.sass_line,
-    share: h.samples / top,
-    title: `${h.op}: ${h.samples} warp samples (${pct(h.samples / total)})` + (h.top ? `, mostly ${h.top}` : '') +
-      (h.line ? ` · line ${h.line}` : '') + (h.role ? ` · ${h.role}` : '')
-  })) : [];
-}
-
-function pct(x: number | null | undefined): string {
-  return typeof x === 'number' ? `${(100 * x).toFixed(1)}%` : '-';
+  return shade(p, p.hot ?? [], h => h.sass_line, h => `${h.op}: `, h => (h.line ? ` · line ${h.line}` : ''));
 }
 
 /** One sentence: how much was sampled and how much of it could be placed. */
 export function stallsSummary(p: Stalls): string {
   const m = p.mapped ?? {};
   const dur = typeof p.duration_ns === 'number' ? `, the launch took ${(p.duration_ns / 1e3).toFixed(1)} us` : '';
-  return `${p.samples ?? 0} warp samples${dur}: ${pct(m.role_and_line)} on a role and a line ` +
-    `(${pct(m.loop_role_and_line)} of the ${m.loop_samples ?? 0} in the SASS loops)`;
+  return `${p.samples ?? 0} warp samples${dur}: ${percent(m.role_and_line)} on a role and a line ` +
+    `(${percent(m.loop_role_and_line)} of the ${m.loop_samples ?? 0} in the SASS loops)`;
 }
 
 function table(head: string[], rows: (string | number)[][], onClick: (i: number) => void, title: string): HTMLElement {
@@ -109,7 +102,7 @@ export async function renderStalls(host: HTMLElement, p: Stalls, opts: StallsOpt
   const lines = [...(p.lines ?? [])].sort((a, b) => b.samples - a.samples).slice(0, 30);
   host.append(el('h4', { text: 'Lines (most samples first; a click shows the line)' }));
   host.append(table(['line', 'role', 'samples', 'share', 'top reason'],
-    lines.map(l => [l.line, l.role ?? '-', l.samples, pct(l.samples / total), l.top ?? '-']),
+    lines.map(l => [l.line, l.role ?? '-', l.samples, percent(l.samples / total), l.top ?? '-']),
     i => opts.showLine(lines[i].line), 'show this line in Source & IR'));
   const hot = p.hot ?? [];
   host.append(el('h4', { text: 'SASS instructions (most samples first; a click shows it in the SASS)' }));

@@ -19,6 +19,11 @@ export function checkLine(c: Check): string {
   return `check ${c.expr}: ${c.status}${c.message ? ` (${c.message})` : ''}`;
 }
 
+/** "12.5%", or "-" for a share nobody measured. */
+export function percent(x: number | null | undefined): string {
+  return typeof x === 'number' && isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-';
+}
+
 /** "measured by X, on D, at W" (the parts that are known). */
 export function provenance(m: { measured_by?: string | null; device?: string | null; when?: string | null }): string {
   const parts: string[] = [];
