@@ -2,7 +2,8 @@
  * The Orchestration tab: a TLX kernel's tasks, buffer rings and barriers as a graph (SVG built with DOM
  * calls, every string set as text), drawn from the Report's `orchestration` payload; a step control that
  * plays the simulated schedule round by round; findings on the graph (a wait that never completes in red,
- * a read too early in orange); with a timeline, each wait edge's measured mean / p95 wait and count.
+ * a read too early in orange), a hung launch's live snapshot (the waits its warps were found in, blue) and a
+ * stress run's telling delays (purple); with a timeline, each wait edge's measured mean / p95 wait and count.
  * A click on an op, a barrier, a ring, an edge or a lane pins its lines in the source and the stages
  * (the viewer's line links) and says what it is.
  */
@@ -19,6 +20,7 @@ import {
   layoutGraph,
   linesOf,
   markColors,
+  markLabel,
   measuredLabel,
   opTitle,
   ringPairing,
@@ -174,6 +176,12 @@ class OrchestrationView {
       el('span', { class: 'tlx-orch-legend' },
         el('span', { class: 'tlx-orch-key tlx-orch-key-red', text: 'never completes' }),
         el('span', { class: 'tlx-orch-key tlx-orch-key-orange', text: 'read too early' }),
+        (this.p.marks ?? []).some(m => m.color === 'live')
+          ? el('span', { class: 'tlx-orch-key tlx-orch-key-live', text: 'warps found waiting (live snapshot)' })
+          : null,
+        (this.p.marks ?? []).some(m => m.color === 'delay')
+          ? el('span', { class: 'tlx-orch-key tlx-orch-key-delay', text: 'delay that went with failures (stress)' })
+          : null,
         el('span', { class: 'tlx-orch-key tlx-orch-key-filling', text: 'slot filling' }),
         el('span', { class: 'tlx-orch-key tlx-orch-key-full', text: 'slot full' }),
         el('span', { class: 'tlx-orch-key tlx-orch-key-released', text: 'slot released (free again)' }))
@@ -219,7 +227,8 @@ class OrchestrationView {
       const li = el('li', {
         class: `tlx-orch-finding tlx-orch-mark-${m.color}`,
         'data-rule': m.rule,
-        text: `${m.severity ?? ''} ${m.rule} at line ${m.line ?? '?'}`
+        'data-source': m.source ?? 'finding',
+        text: markLabel(m)
       });
       li.title = m.message ?? '';
       li.addEventListener('click', () => {

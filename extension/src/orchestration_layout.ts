@@ -12,6 +12,7 @@ import type {
   OrchestrationBarrier,
   OrchestrationBuffer,
   OrchestrationEdge,
+  OrchestrationMark,
   OrchestrationOp,
   OrchestrationRound,
   OrchestrationStep,
@@ -430,9 +431,10 @@ export function linesOf(p: Orchestration, item: { kind: 'op' | 'barrier' | 'buff
   return out;
 }
 
-/** Marks (findings) by op and by edge: the strongest colour wins (red, then orange, then other). */
+/** Marks by op and by edge: the strongest colour wins (a live snapshot's wait, a wait that never completes, a
+ * stress run's telling delay, a read too early, any other finding). */
 export function markColors(p: Orchestration): { ops: Map<number, string>; edges: Map<number, string> } {
-  const rank: { [c: string]: number } = { red: 3, orange: 2, other: 1 };
+  const rank: { [c: string]: number } = { live: 5, red: 4, delay: 3, orange: 2, other: 1 };
   const ops = new Map<number, string>();
   const edges = new Map<number, string>();
   const put = (m: Map<number, string>, id: number, c: string) => {
@@ -445,4 +447,17 @@ export function markColors(p: Orchestration): { ops: Map<number, string>; edges:
     mark.edges.forEach(id => put(edges, id, mark.color));
   }
   return { ops, edges };
+}
+
+/** A mark as its row in the list beside the graph: a finding by severity and rule, a snapshot's wait and a
+ * stress run's telling delay by what they are (the message is the row's tooltip). */
+export function markLabel(m: OrchestrationMark): string {
+  const at = `line ${m.line ?? '?'}`;
+  if (m.source === 'snapshot') {
+    return `waiting at ${at} (live snapshot)`;
+  }
+  if (m.source === 'stress') {
+    return `delay at ${at} went with failing runs (--stress)`;
+  }
+  return `${m.severity ?? ''} ${m.rule} at ${at}`;
 }

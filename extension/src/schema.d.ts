@@ -68,9 +68,9 @@ export type Status = 'ok' | 'skipped' | 'error';
  */
 export interface TlxReport {
   /**
-   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check; 2.5 the stalls measurement (--stalls).
+   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check; 2.5 the stalls measurement (--stalls); 2.6 a hung launch's live snapshot (run.snapshot) and the snapshot and stress marks on the orchestration graph.
    */
-  schema_version: '2.0' | '2.1' | '2.2' | '2.3' | '2.4' | '2.5';
+  schema_version: '2.0' | '2.1' | '2.2' | '2.3' | '2.4' | '2.5' | '2.6';
   /**
    * Unique id of this Report (hex).
    */
@@ -361,6 +361,11 @@ export interface Run {
   elapsed_ms?: number | null;
   arguments: Argument[];
   checks: Check[];
+  /**
+   * How the isolated worker ran it (workbench.run.isolate.record).
+   */
+  isolation?: {};
+  snapshot?: Snapshot;
 }
 /**
  * This interface was referenced by `TlxReport`'s JSON-Schema
@@ -442,6 +447,44 @@ export interface CheckError {
     actual?: number;
     expected?: number;
   } | null;
+}
+/**
+ * --snapshot: where a hung launch's warps waited, read live while it ran (workbench.run.snapshot.waiting). Added in 2.6.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "snapshot".
+ */
+export interface Snapshot {
+  /**
+   * Seconds into the run when the snapshot was read.
+   */
+  when_s?: number | null;
+  waits: {
+    role: string;
+    /**
+     * The orchestration payload's task index.
+     */
+    task?: number | null;
+    /**
+     * Warps of a CTA, numbered in the CTA.
+     */
+    warps: number[];
+    /**
+     * CTAs with a warp waiting so.
+     */
+    ctas: number;
+    site?: number;
+    kind: 'wait' | 'named-barrier';
+    line: number | null;
+    /**
+     * The mbarrier's shared address, or the named barrier's id.
+     */
+    barrier: number;
+    /**
+     * The phase waited for, or the named barrier's thread count.
+     */
+    phase: number;
+  }[];
 }
 /**
  * --bench: the kernel's timing (and the --bench-ref reference's), from workbench.measure.report_items.
@@ -1299,16 +1342,20 @@ export interface OrchestrationStep {
   }[];
 }
 /**
- * A finding drawn on the graph: red, a wait that never completes; orange, a read too early; other, any other finding at an op's line. finding indexes the Report's findings.
+ * A finding, a live snapshot's wait or a stress run's telling delay drawn on the graph: red, a wait that never completes; orange, a read too early; other, any other finding at an op's line; live (2.6), warps a hung launch's live snapshot found waiting there; delay (2.6), a site whose delay went with failing --stress runs. finding indexes the Report's findings (null for the others).
  *
  * This interface was referenced by `TlxReport`'s JSON-Schema
  * via the `definition` "orchestrationMark".
  */
 export interface OrchestrationMark {
-  finding: number;
+  /**
+   * What the mark is of (2.6; a mark without it is a finding's).
+   */
+  source?: 'finding' | 'snapshot' | 'stress';
+  finding: number | null;
   rule: string;
   severity?: 'error' | 'warning' | 'info';
-  color: 'red' | 'orange' | 'other';
+  color: 'red' | 'orange' | 'other' | 'live' | 'delay';
   line?: number | null;
   message?: string;
   ops: number[];

@@ -13,6 +13,7 @@ import {
   layoutGraph,
   linesOf,
   markColors,
+  markLabel,
   measuredLabel,
   ringPairing,
   roundView,
@@ -156,6 +157,22 @@ describe('what a click pins and what findings colour', () => {
     expect(m.ops.get(wait.op)).toBe('red');
     expect(m.edges.get(wait.id)).toBe('red');
     expect(markColors(p).ops.size).toBe(0);
+  });
+
+  it("a live snapshot's wait beats every finding; a stress run's telling delay beats a read too early", () => {
+    const wait = p.edges.find(e => e.kind === 'wait')!;
+    const live = { source: 'snapshot' as const, finding: null, rule: 'waiting', color: 'live' as const, line: 7,
+                   ops: [wait.op], edges: [wait.id] };
+    const delay = { source: 'stress' as const, finding: null, rule: 'telling-delay', color: 'delay' as const, line: 7,
+                    ops: [wait.op], edges: [wait.id] };
+    const red = { finding: 0, rule: 'hang', color: 'red' as const, ops: [wait.op], edges: [wait.id] };
+    const orange = { finding: 1, rule: 'slot-reuse', color: 'orange' as const, ops: [wait.op], edges: [wait.id] };
+    expect(markColors({ ...p, marks: [red, live] }).ops.get(wait.op)).toBe('live');
+    expect(markColors({ ...p, marks: [delay, red] }).edges.get(wait.id)).toBe('red');
+    expect(markColors({ ...p, marks: [orange, delay] }).ops.get(wait.op)).toBe('delay');
+    expect(markLabel(live)).toBe('waiting at line 7 (live snapshot)');
+    expect(markLabel(delay)).toBe('delay at line 7 went with failing runs (--stress)');
+    expect(markLabel({ ...red, severity: 'error', line: 3 })).toBe('error hang at line 3');
   });
 });
 

@@ -9,7 +9,9 @@
 * Meta's FA forward ping-pong from the installed triton-utlx wheel: the graph of a real kernel renders in under
   a second (measured here, written to test-artifacts/browser/orchestration-timing.json);
 * the recorded H200 Report of the warp-specialized GEMM (workbench/report/examples), displayed with its payload
-  rebuilt from its own TTGIR: each wait arrow carries its measured mean / p95 wait and count, the slowest marked.
+  rebuilt from its own TTGIR: each wait arrow carries its measured mean / p95 wait and count, the slowest marked;
+* the Report of a hung launch with its live snapshot (tests/run/snapshot_samples.py: the records a GPU writes,
+  the rest real): the producer's wait where its warps were found is drawn live, listed and explained on click.
 """
 
 from __future__ import annotations
@@ -72,10 +74,16 @@ def _check_graph(pane, p: dict) -> None:
     for e in p["edges"]:
         label = pane.locator(f'.tlx-orch-edge-label[data-edge="{e["id"]}"] .tlx-orch-phase')
         expect(label).to_have_text(e["label"])
+    strongest: dict[int, str] = {}  # the viewer draws an op in its strongest mark's colour
     for m in p.get("marks", []):
         for op in m["ops"]:
-            expect(pane.locator(f'.tlx-orch-op[data-op="{op}"]')).to_have_class(
-                re.compile(rf"\btlx-orch-mark-{m['color']}\b"))
+            if RANK[m["color"]] > RANK[strongest.get(op, "")]:
+                strongest[op] = m["color"]
+    for op, color in strongest.items():
+        expect(pane.locator(f'.tlx-orch-op[data-op="{op}"]')).to_have_class(re.compile(rf"\btlx-orch-mark-{color}\b"))
+
+
+RANK = {"": 0, "other": 1, "orange": 2, "delay": 3, "red": 4, "live": 5}
 
 
 def _op(p: dict, kind: str, cell: str, text: str) -> dict:
@@ -220,16 +228,22 @@ rep.orchestration = from_report(rep)  # the recorded Report has no payload: rebu
 rep"""
 
 
-def test_recorded_h200_timeline_on_the_wait_arrows(page, lab, artifacts):
-    name = write_notebook(lab[2], "orchestration_recorded.ipynb", [RECORDED_CELL])
-    open_notebook(page, lab, name)
+def _one_cell_graph(page, lab, name: str, cell: str):
+    """A notebook of one cell that displays a Report: (its JSON, its viewer, its Orchestration tab's pane), the
+    graph checked against the payload."""
+    open_notebook(page, lab, write_notebook(lab[2], name, [cell]))
     run_cell(page, 0)
     wait_idle(page, 300_000)
     (i, r), = _reports([c for c in page.evaluate(CELLS_JS) if c["type"] == "code"])
-    p = r["orchestration"]
     viewer = page.locator(".jp-NotebookPanel:visible .jp-CodeCell").nth(i).locator(".tlx-viewer").first
     pane = _open_tab(viewer)
-    _check_graph(pane, p)
+    _check_graph(pane, r["orchestration"])
+    return r, viewer, pane
+
+
+def test_recorded_h200_timeline_on_the_wait_arrows(page, lab, artifacts):
+    r, viewer, pane = _one_cell_graph(page, lab, "orchestration_recorded.ipynb", RECORDED_CELL)
+    p = r["orchestration"]
     waits = [e for e in p["edges"] if e["kind"] == "wait"]
     assert len(waits) == 3 and all(e.get("measured") for e in waits)
     producer = next(e for e in waits if e["measured"]["role"] == "producer")
@@ -282,3 +296,24 @@ def _download_trace(page, viewer, timeline: dict, artifacts: Path) -> None:
         assert e["ts"] == pytest.approx(x["start_ns"] / 1000) and e["dur"] == pytest.approx(x["dur_ns"] / 1000)
         assert e["args"]["cycles"] == x.get("cycles")
     assert {x["role"] for x in spans} == set(threads.values())
+
+
+HUNG_CELL = f"""import sys
+sys.path.insert(0, {str(ROOT / "tests" / "run")!r})
+from snapshot_samples import hung_report
+hung_report()"""
+
+
+def test_a_hung_launchs_live_snapshot_is_drawn_on_the_wait_it_was_found_in(page, lab, artifacts):
+    r, viewer, pane = _one_cell_graph(page, lab, "orchestration_hung.ipynb", HUNG_CELL)
+    [live] = [m for m in r["orchestration"]["marks"] if m["source"] == "snapshot"]
+    op = pane.locator(f'.tlx-orch-op[data-op="{live["ops"][0]}"]')
+    expect(op).to_have_class(re.compile(r"\btlx-orch-mark-live\b"))  # above the static finding's red
+    expect(pane.locator(".tlx-orch-key-live")).to_have_text("warps found waiting (live snapshot)")
+    row = pane.locator('.tlx-orch-finding[data-source="snapshot"]')
+    expect(row).to_have_text(f"waiting at line {live['line']} (live snapshot)")
+    expect(pane.locator('.tlx-orch-finding[data-source="finding"]')).not_to_have_count(0)  # the static one too
+    row.click()
+    expect(pane.locator(".tlx-orch-detail")).to_contain_text("warps 0, 1, 2, 3 of 2 CTA(s) waited here")
+    viewer.screenshot(path=str(artifacts / "orchestration-hung-snapshot.png"))
+    assert not page.console_errors, page.console_errors

@@ -5,12 +5,12 @@ tests/run/test_isolation_gpu.py runs it on a GPU."""
 
 from __future__ import annotations
 
-import functools
-
 import isolation_kernels as K
 import pytest
 
 torch = pytest.importorskip("torch")
+
+import snapshot_samples as S  # noqa: E402
 
 from workbench.analyse.orchestration import build_model  # noqa: E402
 from workbench.compile.snapshot import (  # noqa: E402
@@ -18,25 +18,13 @@ from workbench.compile.snapshot import (  # noqa: E402
     SYMBOL,
     WAITING,
     insert_snapshot,
-    snapshot_build,
     snapshot_sites,
 )
-from workbench.run.snapshot import describe, summary  # noqa: E402
-
-
-@functools.cache
-def hang_build():
-    import workbench
-
-    x = torch.empty(2 * K.RING_ARGS["TILES"] * K.RING_ARGS["BLOCK"])
-    plain = workbench.compile(K.ring_hang, x, x, x.numel(), **K.RING_ARGS)
-    with snapshot_build():
-        snap = workbench.compile(K.ring_hang, x, x, x.numel(), **K.RING_ARGS)
-    return plain, snap
+from workbench.run.snapshot import describe  # noqa: E402
 
 
 def test_the_snapshot_build_is_its_own_compile_and_ptxas_takes_it():
-    plain, snap = hang_build()
+    plain, snap = S.hang_build()
     assert snap.key != plain.key and SYMBOL in snap.stages["ptx"] and SYMBOL not in plain.stages["ptx"]
     # the records: volatile 16-byte stores at system scope (the GPU writes the host's pinned memory)
     assert "STG.E.128.STRONG.SYS" in snap.stages["sass"] and "STRONG.SYS" not in plain.stages["sass"]
@@ -49,7 +37,7 @@ def test_the_snapshot_build_is_its_own_compile_and_ptxas_takes_it():
 
 
 def test_each_wait_loop_is_wrapped_waiting_before_its_label_and_passed_after_its_branch_back():
-    plain, _ = hang_build()
+    plain, _ = S.hang_build()
     out, _ = insert_snapshot(plain.stages["ptx"])
     lines = out.splitlines()
     i = next(n for n, ln in enumerate(lines) if "mbarrier.try_wait" in ln)
@@ -60,22 +48,47 @@ def test_each_wait_loop_is_wrapped_waiting_before_its_label_and_passed_after_its
 
 
 def test_a_hung_producer_is_described_by_role_line_barrier_and_phase():
-    plain, snap = hang_build()
-    model = build_model(plain)
-    sites = snapshot_sites(snap.stages["ptx"], snap.source.filename, snap.stages["ttgir"]).sites
-    [hang_line] = K.marked_line(K.ring_hang, "HANG")
-    wait = next(s for s in sites if s.kind == "wait" and s.line == hang_line)
-    other = next(s for s in sites if s.kind == "wait" and s.line != hang_line)
-    producer, consumer = model.tasks[0], model.tasks[1]
-    wpc = producer.num_warps + consumer.num_warps
-    records = [[0, 0, 0, 0] for _ in range(2 * wpc)]
-    for cta in range(2):
-        for w in range(producer.num_warps):  # the producer waits for a free slot, for ever
-            records[cta * wpc + w] = [wait.index + 1, 0x408, 1, WAITING]
-        for w in range(consumer.num_warps):  # the consumer got past its waits and ended
-            records[cta * wpc + consumer.start_warp + w] = [other.index + 1, 0x400, 1, PASSED]
-    rows = summary(records, wpc)
-    assert rows[0]["state"] == "waiting" and rows[0]["ctas"] == 2
-    [text] = describe(rows, sites, model.tasks, model.line_text)
-    assert text.startswith(f"{producer.name}: warps 0, 1, 2, 3 of 2 CTA(s) wait at line {hang_line}")
+    model = build_model(S.hang_build()[0])
+    rows = S.hung_rows(model)
+    assert rows[0]["state"] == "waiting" and rows[0]["ctas"] == 2 and {r["state"] for r in rows} == {"waiting",
+                                                                                                    "passed"}
+    [text] = describe(rows, S.sites(), model.tasks, model.line_text)
+    assert text.startswith(f"{model.tasks[0].name}: warps 0, 1, 2, 3 of 2 CTA(s) wait at line {S.HANG_LINE}")
     assert "barrier_wait" in text and "0x408, phase 1" in text
+
+
+def test_the_report_of_a_hung_launch_marks_where_its_warps_waited_on_the_orchestration_graph():
+    """What the magic shows above a hang's error (on a GPU: tests/magic/test_hang_report_gpu.py): the run's
+    snapshot, and the wait op the producer's warps were blocked in drawn live."""
+    from workbench.report import validate
+
+    r = S.hung_report()
+    model = build_model(S.hang_build()[0])
+    waits = r.runs[-1]["snapshot"]["waits"]
+    assert [(w["role"], w["task"], w["warps"], w["ctas"], w["line"]) for w in waits] == [
+        (model.tasks[0].name, 0, [0, 1, 2, 3], 2, S.HANG_LINE)]
+    d = r.to_dict()
+    validate(d)
+    p = d["orchestration"]
+    [live] = [m for m in p["marks"] if m["source"] == "snapshot"]
+    ops = [p["ops"][i] for i in live["ops"]]
+    assert live["color"] == "live" and live["line"] == S.HANG_LINE and live["finding"] is None
+    assert [(o["kind"], o["task"], o["line"]) for o in ops] == [("wait", 0, S.HANG_LINE)]
+    assert live["edges"] and all(p["edges"][e]["op"] in live["ops"] for e in live["edges"])
+    assert "warps 0, 1, 2, 3 of 2 CTA(s)" in live["message"] and "2.5 s into the run" in live["message"]
+
+
+def test_a_stress_runs_telling_delay_is_marked_where_it_slept_and_a_delay_that_told_nothing_is_not():
+    from workbench.report import Report
+    from workbench.report.orchestration_marks import decorate
+
+    plain, _ = S.hang_build()
+    p = Report.from_artifact(plain, kernel=K.ring_hang).to_dict()["orchestration"]
+    arrive_line = next(o["line"] for o in p["ops"] if o["kind"] == "arrive")
+    stress = {"telling": [
+        {"site": f"wait@{S.HANG_LINE}", "delayed_runs": 10, "failed_when_delayed": 0.6, "failed_otherwise": 0.1},
+        {"site": f"arrive@{arrive_line}", "delayed_runs": 12, "failed_when_delayed": 0.2, "failed_otherwise": 0.3},
+        {"site": "tma@9999", "delayed_runs": 3, "failed_when_delayed": 1.0, "failed_otherwise": 0.0}]}
+    marks = [m for m in decorate(p, [], None, None, stress)["marks"] if m["source"] == "stress"]
+    assert [(m["color"], m["line"]) for m in marks] == [("delay", S.HANG_LINE)]
+    assert {p["ops"][i]["kind"] for i in marks[0]["ops"]} == {"wait"} and "60% of the 10 runs" in marks[0]["message"]

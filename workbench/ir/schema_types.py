@@ -162,10 +162,11 @@ class OrchestrationRound(TypedDict):
 
 
 class OrchestrationMark(TypedDict):
-    finding: int
+    source: NotRequired[Literal['finding', 'snapshot', 'stress']]
+    finding: int | None
     rule: str
     severity: NotRequired[Literal['error', 'warning', 'info']]
-    color: Literal['red', 'orange', 'other']
+    color: Literal['red', 'orange', 'other', 'live', 'delay']
     line: NotRequired[int | None]
     message: NotRequired[str]
     ops: list[int]
@@ -313,6 +314,23 @@ class Argument(TypedDict):
     strides: NotRequired[list[int] | None]
     device: NotRequired[str | None]
     value: NotRequired[Any]
+
+
+class Wait(TypedDict):
+    role: str
+    task: NotRequired[int | None]
+    warps: list[int]
+    ctas: int
+    site: NotRequired[int]
+    kind: Literal['wait', 'named-barrier']
+    line: int | None
+    barrier: int
+    phase: int
+
+
+class Snapshot(TypedDict):
+    when_s: NotRequired[float | None]
+    waits: list[Wait]
 
 
 class Guard(TypedDict):
@@ -808,10 +826,12 @@ class Run(TypedDict):
     elapsed_ms: NotRequired[float | None]
     arguments: list[Argument]
     checks: list[Check]
+    isolation: NotRequired[dict[str, Any]]
+    snapshot: NotRequired[Snapshot]
 
 
 class TlxReport(TypedDict):
-    schema_version: Literal['2.0', '2.1', '2.2', '2.3', '2.4', '2.5']
+    schema_version: Literal['2.0', '2.1', '2.2', '2.3', '2.4', '2.5', '2.6']
     id: str
     created: str
     kernel: Kernel

@@ -161,6 +161,7 @@ class TlxMagics(Magics):
             with cap:
                 exec(code, ns)  # noqa: S102 - the user's cell
         except BaseException as exc:
+            self._report_failed_launch(exc, cap, cell, args, device)
             _errors.raise_cell_error(self.shell, exc, cap.failed_kernel, cell, device)
         if any(r["mode"] == "gpu" for e in cap.entries.values() for r in e.runs):
             _synchronize()
@@ -206,6 +207,26 @@ class TlxMagics(Magics):
             if not reports:
                 print(result.summary())
         return reports
+
+    def _report_failed_launch(self, exc: BaseException, cap: Capture, cell: Cell, args: Any, device: Any) -> None:
+        """A launch that hung or failed in the isolated worker: its kernel's Report (static checks, the
+        Orchestration tab with the live snapshot's waits marked) shown above the error."""
+        entry = cap.entries.get(getattr(exc, "captured_key", None) or "")
+        if entry is None:
+            return
+        try:
+            r = build_report(entry, cap, device, args, self.shell.user_ns, findings=sections.findings(entry),
+                             diagnostics=list(cap.diagnostics), cell_source=cell.text, cell_filename=cell.filename,
+                             cell_id=self._cell_id, execution_count=getattr(self.shell, "execution_count", None))
+        except Exception as e:  # the error itself matters more than its Report
+            print(f"%%tlx: no Report of the failed launch ({type(e).__name__}: {e})")
+            return
+        message = getattr(exc, "message", str(exc))
+        r.diagnostics.append({"severity": "error", "source": "run", "line": None, "col": None,
+                              "hint": getattr(exc, "hint", None), "message": message})
+        self._remember([r], args, entry)  # -o NAME holds it
+        if not args.quiet:
+            status.show(r)
 
     def _report(self, e: Captured, primary: bool, cap: Capture, cell: Cell, args: Any, checks: list[dict],
                 device: Any) -> Report:

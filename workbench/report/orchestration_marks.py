@@ -9,6 +9,10 @@
   scopes): each task is matched to its role by the TTGIR region the instrumentation put the role's
   scopes in, and each wait edge carries that role's mean / p95 wait, count and total on its barrier
   set; the slowest hand-off (the largest mean) is flagged.
+* A live snapshot of a hung launch (``--snapshot``: the Report's last run's ``snapshot``) marks, in blue
+  (``live``), the wait ops its warps were blocked in, per role and line (``workbench.run.snapshot.waiting``).
+* A stress run (``--stress``: the search payload's ``info.stress``) marks, in purple (``delay``), the sites
+  whose delay went with failing runs more often than the rest did (its ``telling`` sites, ``kind@line``).
 
 :func:`decorate` is pure and idempotent: the Report applies it to the stored payload whenever it is
 serialised, so findings and a timeline added after the payload was built are drawn too.
@@ -22,19 +26,26 @@ from typing import Any
 from workbench.check.context import READS
 from workbench.ir.schema_types import Orchestration
 
-__all__ = ["NEVER_COMPLETES", "READ_TOO_EARLY", "decorate"]
+__all__ = ["NEVER_COMPLETES", "READ_TOO_EARLY", "SITE_OPS", "decorate"]
 
 NEVER_COMPLETES = {"wait-never-completes", "hang", "expect-bytes", "arrive-count"}
 READ_TOO_EARLY = {"read-before-write", "slot-reuse", "first-wait-passes", "phase-flip"}
+#: the orchestration ops of each kind of synchronisation site (``workbench.compile.delays.KINDS``)
+SITE_OPS = {"wait": {"wait"}, "arrive": {"arrive", "warp_arrive", "expect"}, "tma": {"tma_load", "tma_store"},
+            "dot-wait": {"mma_wait"}, "named-barrier": {"named_wait", "named_arrive"}}
+TELLING = 3  # stress sites marked at most
 
 
 def decorate(payload: Orchestration | None, findings: list[dict[str, Any]] | None,
-             timeline: dict[str, Any] | None) -> Orchestration | None:
-    """``payload`` with ``marks`` from ``findings`` and, with an ok ``timeline``, each wait edge's ``measured``."""
+             timeline: dict[str, Any] | None, snapshot: dict[str, Any] | None = None,
+             stress: dict[str, Any] | None = None) -> Orchestration | None:
+    """``payload`` with ``marks`` from ``findings``, a hung launch's live ``snapshot`` and a ``stress`` run's
+    summary and, with an ok ``timeline``, each wait edge's ``measured``."""
     if not isinstance(payload, dict) or payload.get("status") != "ok":
         return payload
     out = copy.deepcopy(payload)
     out["marks"] = [m for i, f in enumerate(findings or []) if (m := _mark(out, i, f)) is not None]
+    out["marks"] += _snapshot_marks(out, snapshot) + _stress_marks(out, stress)
     for e in out["edges"]:
         e.pop("measured", None)
         e.pop("slowest", None)
@@ -58,8 +69,57 @@ def _mark(p: dict[str, Any], index: int, f: dict[str, Any]) -> dict[str, Any] | 
     if not ops:
         return None
     edges = [e["id"] for e in p["edges"] if e["op"] in ops]
-    return {"finding": index, "rule": rule, "severity": f.get("severity", "info"), "color": color, "line": line,
-            "message": f.get("message", ""), "ops": sorted(ops), "edges": edges}
+    return {"source": "finding", "finding": index, "rule": rule, "severity": f.get("severity", "info"),
+            "color": color, "line": line, "message": f.get("message", ""), "ops": sorted(ops), "edges": edges}
+
+
+def _site_ops(p: dict[str, Any], kind: str, line: int | None, task: int | None = None) -> list[int]:
+    """The ops of a synchronisation site: its kind's ops at its line (of its task when that is known and has one)."""
+    at = [o for o in p["ops"] if line is not None and o["line"] == line and o["kind"] in SITE_OPS.get(kind, ())]
+    mine = [o for o in at if o["task"] == task]
+    return sorted(o["id"] for o in (mine or at))
+
+
+def _snapshot_marks(p: dict[str, Any], snapshot: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if not isinstance(snapshot, dict):
+        return []
+    when = snapshot.get("when_s")
+    at = f", {when:.3g} s into the run" if isinstance(when, (int, float)) else ""
+    marks = []
+    for w in snapshot.get("waits") or []:
+        ops = _site_ops(p, w.get("kind", "wait"), w.get("line"), w.get("task"))
+        if not ops:
+            continue
+        what = (f"named barrier {w['barrier']} ({w['phase']} threads)" if w.get("kind") == "named-barrier"
+                else f"phase {w['phase']} of the mbarrier at {w['barrier']:#x}")
+        warps = ", ".join(map(str, w.get("warps") or []))
+        marks.append({"source": "snapshot", "finding": None, "rule": "waiting", "severity": "error", "color": "live",
+                      "line": w.get("line"), "ops": ops, "edges": [e["id"] for e in p["edges"] if e["op"] in ops],
+                      "message": f"{w['role']}: warps {warps} of {w.get('ctas')} CTA(s) waited here for {what} "
+                                 f"(live snapshot{at})"})
+    return marks
+
+
+def _stress_marks(p: dict[str, Any], stress: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if not isinstance(stress, dict):
+        return []
+    marks = []
+    for t in stress.get("telling") or []:
+        when, otherwise = t.get("failed_when_delayed") or 0, t.get("failed_otherwise") or 0
+        kind, _, line = str(t.get("site", "")).partition("@")
+        if when <= otherwise or not line.isdigit():
+            continue
+        ops = _site_ops(p, kind, int(line))
+        if ops:
+            marks.append({"source": "stress", "finding": None, "rule": "telling-delay", "severity": "warning",
+                          "color": "delay", "line": int(line), "ops": ops,
+                          "edges": [e["id"] for e in p["edges"] if e["op"] in ops],
+                          "message": f"a delay before this {kind} went with failing runs: {when:.0%} of the "
+                                     f"{t.get('delayed_runs')} runs delayed here failed, {otherwise:.0%} of the "
+                                     f"others (--stress)"})
+        if len(marks) == TELLING:
+            break
+    return marks
 
 
 def _measure(p: dict[str, Any], timeline: dict[str, Any]) -> None:

@@ -27,7 +27,7 @@ from workbench.report.summaries import measurement_line
 
 __all__ = ["BUDGET_BYTES", "MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
 
-SCHEMA_VERSION = "2.5"
+SCHEMA_VERSION = "2.6"
 MIME_TYPE = "application/vnd.tlx-workbench.report+json"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 BUDGET_BYTES = 512 * 1024  # one Report in a notebook, all its representations (issue 17)
@@ -339,7 +339,9 @@ class Report:
         from workbench.report.orchestration_marks import decorate
 
         d = jsonable({k: getattr(self, k) for k in self._FIELDS if k != "stages"})
-        d["orchestration"] = decorate(d["orchestration"], d["findings"], d["timeline"])
+        snapshot = next((r["snapshot"] for r in reversed(d["runs"]) if isinstance(r.get("snapshot"), dict)), None)
+        stress = ((d["search"] or {}).get("info") or {}).get("stress")
+        d["orchestration"] = decorate(d["orchestration"], d["findings"], d["timeline"], snapshot, stress)
         for m in [*d["measurements"], d["timeline"]]:  # the viewer shows these lines as they are
             if isinstance(m, dict) and m.get("kind"):
                 m["summary"] = measurement_line(m)

@@ -39,11 +39,17 @@ _COMPLETED: set[str] = set()  # kernel keys that completed in a worker in this s
 
 
 class KernelHangError(WorkbenchError):
-    """A kernel did not finish within its time limit; its worker process was stopped and replaced."""
+    """A kernel did not finish within its time limit; its worker process was stopped and replaced.
+    ``captured_key``: the artifact key of the launch capture's kernel that hung (its Report is shown)."""
+
+    captured_key: str | None = None
 
 
 class KernelFaultError(WorkbenchError):
-    """A kernel failed on the GPU (or its worker died); the worker process was replaced."""
+    """A kernel failed on the GPU (or its worker died); the worker process was replaced.
+    ``captured_key``: as ``KernelHangError``'s."""
+
+    captured_key: str | None = None
 
 
 def shared_worker(kind: str = "gpu") -> Worker:
@@ -171,7 +177,7 @@ def finding_lines(findings: list[dict[str, Any]], words: tuple[str, ...] = ()) -
 
 def failure_error(out: Outcome, *, name: str, grid: tuple[int, ...] | None, findings: list[dict[str, Any]],
                   timeline: bool = False, sanitizer: list[dict[str, Any]] | None = None,
-                  snapshot: list[str] | None = None) -> WorkbenchError:
+                  snapshot: list[str] | None = None) -> KernelHangError | KernelFaultError:
     """The cell's error for a launch that hung or failed in the worker."""
     g = f" (grid {tuple(grid)})" if grid else ""
     after = ("the worker process was stopped and a fresh one started" if out.restarted

@@ -111,9 +111,14 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
         _sanitize(cap, entry, kernel, compiled, jit_compile, (names, consts, values), g3, run, hung=hung)
     if not out.ok:
         findings = isolate.static_findings(entry.artifact, kernel)
-        raise isolate.failure_error(out, name=entry.name, grid=grid, findings=findings, timeline=cap.timeline,
+        where = _where_they_wait(out, compiled, entry.artifact) if snap else None
+        if where is not None:
+            run["snapshot"] = {"when_s": out.info.get("snapshot_s"), "waits": where[0]}
+        err = isolate.failure_error(out, name=entry.name, grid=grid, findings=findings, timeline=cap.timeline,
                                     sanitizer=[f for f in entry.sanitizer_findings if f.get("line") is not None],
-                                    snapshot=_where_they_wait(out, compiled, entry.artifact) if snap else None)
+                                    snapshot=where[1] if where is not None else None)
+        err.captured_key = key  # the magic shows this kernel's Report before the error
+        raise err
     run["ran"], run["device"] = True, cap.device.name
     entry.worker_launch = (compiled, names, consts, values, g3)
 
@@ -139,15 +144,15 @@ def _warps_per_cta(artifact: Any) -> int:
     return sum(int(t.get("num_warps") or 0) for t in tasks) if tasks else int(artifact.metadata.num_warps or 4)
 
 
-def _where_they_wait(out: Any, compiled: Any, artifact: Any) -> list[str]:
-    """The last live snapshot of a hung launch, per role and line (``run.snapshot.describe``)."""
+def _where_they_wait(out: Any, compiled: Any, artifact: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """The last live snapshot of a hung launch: who waits where (``run.snapshot.waiting``) and it in words."""
     from workbench.analyse.orchestration import build_model
     from workbench.compile.snapshot import snapshot_sites
-    from workbench.run.snapshot import describe
+    from workbench.run.snapshot import describe, waiting
 
     rows = out.info.get("snapshot")
     if rows is None:
-        return ["no snapshot arrived before the limit (the worker reads one every 0.5 s once the launch runs)"]
+        return [], ["no snapshot arrived before the limit (the worker reads one every 0.5 s once the launch runs)"]
     asm = getattr(compiled, "asm", {}) or {}
     sites = snapshot_sites(asm.get("ptx", ""), artifact.source.filename, asm.get("ttgir")).sites
     try:
@@ -155,7 +160,7 @@ def _where_they_wait(out: Any, compiled: Any, artifact: Any) -> list[str]:
         tasks, text = model.tasks, model.line_text
     except Exception:  # no orchestration model (Gluon, no TTGIR): warps by number
         tasks, text = [], None
-    return describe(rows, sites, tasks, text)
+    return waiting(rows, sites, tasks), describe(rows, sites, tasks, text)
 
 
 def _in_process(cap: Any, entry: Any, run: dict[str, Any], real: Callable[[], Any], why: str, record: bool) -> Any:

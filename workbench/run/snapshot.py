@@ -5,7 +5,8 @@ its slot of a buffer around each mbarrier wait loop and named-barrier sync. In t
 buffer: pinned host memory the GPU writes through its mapped address (the module's global points at it), read
 by the host while the launch runs without any CUDA call. ``summary`` folds the slots into groups (site, warp in
 its CTA, barrier, phase, state) with a count of CTAs; the worker sends one every ``EVERY_S`` while the launch
-runs, the watchdog keeps the last, and ``describe`` says per role where its warps wait, for the hang's error.
+runs, the watchdog keeps the last; ``waiting`` says per role where its warps wait (the Report's run and the
+Orchestration tab's marks) and ``describe`` says it in words, for the hang's error.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from workbench.compile.snapshot import PASSED, RECORD_WORDS, SLOTS, SYMBOL, WAITING
 
-__all__ = ["EVERY_S", "Buffer", "describe", "summary"]
+__all__ = ["EVERY_S", "Buffer", "describe", "summary", "waiting"]
 
 EVERY_S = 0.5
 MAX_GROUPS = 200
@@ -67,36 +68,47 @@ def summary(records: list[list[int]], warps_per_cta: int) -> list[dict[str, Any]
     return rows[:MAX_GROUPS]
 
 
-def describe(rows: list[dict[str, Any]], sites: list[Any], tasks: list[Any], line_text: Any = None) -> list[str]:
-    """One line per (role, site, barrier, phase) that warps wait at: who waits where, by line. ``sites``: the
-    build's sites (``snapshot_sites(...).sites``), ``tasks``: the orchestration model's (start warp, warps)."""
+def waiting(rows: list[dict[str, Any]], sites: list[Any], tasks: list[Any]) -> list[dict[str, Any]]:
+    """The groups of ``rows`` that wait, one per (role, site, barrier, phase): ``role`` (its task's name, else
+    "warp N"), ``task`` (the model's index, None when no task holds the warp), ``warps``, ``ctas``, ``site``,
+    ``kind`` (wait or named-barrier), ``line`` (the user's, None when unknown), ``barrier`` and ``phase``.
+    ``sites``: the build's sites (``snapshot_sites(...).sites``), ``tasks``: the orchestration model's."""
     by_index = {s.index: s for s in sites}
 
-    def role(warp: int) -> str:
-        for t in tasks:
+    def task_of(warp: int) -> int | None:
+        for i, t in enumerate(tasks):
             start = getattr(t, "start_warp", None)
             if start is not None and start <= warp < start + t.num_warps:
-                return t.name
-        return f"warp {warp}"
+                return i
+        return None
 
-    waiting: dict[tuple[str, int, int, int], dict[str, Any]] = {}
+    out: dict[tuple[Any, int, int, int], dict[str, Any]] = {}
     for r in rows:
         if r["state"] != "waiting":
             continue
-        key = (role(r["warp"]), r["site"], r["barrier"], r["phase"])
-        g = waiting.setdefault(key, {"warps": set(), "ctas": 0})
-        g["warps"].add(r["warp"])
+        task = task_of(r["warp"])
+        who = tasks[task].name if task is not None else f"warp {r['warp']}"
+        s = by_index.get(r["site"])
+        g = out.setdefault((who, r["site"], r["barrier"], r["phase"]), {
+            "role": who, "task": task, "warps": [], "ctas": 0, "site": r["site"],
+            "kind": s.kind if s else "wait", "line": s.line if s else None, "barrier": r["barrier"],
+            "phase": r["phase"]})
+        g["warps"] = sorted({*g["warps"], r["warp"]})
         g["ctas"] = max(g["ctas"], r["ctas"])
+    return list(out.values())
+
+
+def describe(rows: list[dict[str, Any]], sites: list[Any], tasks: list[Any], line_text: Any = None) -> list[str]:
+    """One line per (role, site, barrier, phase) that warps wait at (``waiting``): who waits where, by line."""
     out = []
-    for (who, site, barrier, phase), g in waiting.items():
-        s = by_index.get(site)
-        kind = s.kind if s else "wait"
-        where = f"line {s.line}" if s and s.line else f"site {site}"
-        text = f" `{line_text(s.line)}`" if s and s.line and line_text else ""
-        what = (f"named barrier {barrier} ({phase} threads)" if kind == "named-barrier"
-                else f"the mbarrier at shared address {barrier:#x}, phase {phase}")
-        warps = ", ".join(map(str, sorted(g["warps"])))
-        out.append(f"{who}: warps {warps} of {g['ctas']} CTA(s) wait at {where}{text} on {what}")
+    for w in waiting(rows, sites, tasks):
+        line = w["line"]
+        where = f"line {line}" if line else f"site {w['site']}"
+        text = f" `{line_text(line)}`" if line and line_text else ""
+        what = (f"named barrier {w['barrier']} ({w['phase']} threads)" if w["kind"] == "named-barrier"
+                else f"the mbarrier at shared address {w['barrier']:#x}, phase {w['phase']}")
+        warps = ", ".join(map(str, w["warps"]))
+        out.append(f"{w['role']}: warps {warps} of {w['ctas']} CTA(s) wait at {where}{text} on {what}")
     if not out and rows:
         out.append("no warp was waiting at a barrier when the snapshot was taken (a loop that does not end?)")
     return out
