@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 from tlx_kernels import meta_tutorials as mt  # noqa: E402
 
 from workbench.analyse.orchestration import build_model  # noqa: E402
-from workbench.analyse.stalls import SETUP, align, attribute, roles_of  # noqa: E402
+from workbench.analyse.stalls import SETUP, align, attribute, instruction_roles, roles_of  # noqa: E402
 from workbench.ir.sass import read_sass  # noqa: E402
 
 BASE = 0x7F3A_0000_1000
@@ -70,3 +70,36 @@ def test_samples_on_every_instruction_land_on_a_role_and_a_line_and_the_hot_rows
     assert 0 < roles["the default task"]["stalled"] < 1
     line = next(ln for ln in p["lines"] if ln["line"] == top["line"])
     assert line["top"] == "math_pipe_throttle" and line["role"] == top["role"]
+
+
+@functools.cache
+def ring():
+    import importlib
+
+    import torch
+
+    import workbench
+
+    K = importlib.import_module("run.isolation_kernels")
+    x = torch.empty(2 * 4 * 1024)
+    art = workbench.compile(K.ring_ok, x, x, x.numel(), TILES=4, BLOCK=1024, NUM_BUF=2)
+    return art, build_model(art), read_sass(art.stages["sass"])
+
+
+def test_a_rings_wait_loops_go_to_the_task_that_waits_though_their_lines_are_a_neighbours():
+    """ptxas gives an mbarrier wait's SASS the line of the ``with tlx.async_tasks()`` (both tasks' line) or a
+    neighbour's, and moves its retry loop out of line to the kernel's end: the loop is the task's whose wait
+    branches to it (its barrier operand is that wait's), the shared line the task's whose code is around it."""
+    art, model, code = ring()
+    by_pc = {x.address: {"long_scoreboard": 1} for x in code.instrs}
+    p = attribute(by_pc, {x.address: _text(x) for x in code.instrs}, art.stages["sass"], art.reverse_map("sass"),
+                  roles_of(model))
+    assert p["mapped"]["role_and_line"] == 1.0, p["mapped"]
+    role = instruction_roles(code, art.reverse_map("sass"), roles_of(model))
+    waits = [(i, x) for i, x in enumerate(code.instrs) if x.op.startswith("SYNCS.PHASECHK")]
+    heads = set(code.labels.values())
+    inline = {x.args.split(",", 1)[1].strip(): role[x.address] for i, x in waits if i not in heads}
+    retry = [(x.args.split(",", 1)[1].strip(), role[x.address]) for i, x in waits if i in heads]
+    assert len(retry) >= 4 and {r for _, r in retry} == {"the default task", "the task at line 33"}
+    for operand, r in retry:
+        assert inline[operand] == r, (operand, r, inline)

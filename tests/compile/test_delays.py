@@ -65,3 +65,21 @@ def test_each_seed_delays_its_own_subset_in_a_build_of_its_own():
         assert art.stages["ptx"].count("nanosleep.u32") == len(plan.delayed)
     assert chosen[0] != chosen[1], chosen
     assert _sleeps(_compile()) == 0  # the plain build is still the plain build (not a delayed cache entry)
+
+
+def test_a_loop_llvm_unrolled_names_each_copy_of_a_wait_by_the_waits_line_not_its_neighbours():
+    """Four tiles: LLVM unrolls each task's loop, so there are more wait sites than TTGIR waits, and each copy's
+    ``.loc`` is a neighbour's (the consumer's ``with`` line, the loop's last line): each is named by its wait."""
+    import importlib
+
+    from workbench.compile.delays import DelayPlan
+
+    K = importlib.import_module("run.isolation_kernels")
+    x = torch.empty(2 * 4 * 1024)
+    art = workbench.compile(K.ring_ok, x, x, x.numel(), TILES=4, BLOCK=1024, NUM_BUF=2)
+    plan = DelayPlan(0, 1000, 0.0).read(art.stages["ptx"], art.source.filename, art.stages["ttgir"])
+    src, first = inspect.getsourcelines(K.ring_ok.fn)
+    waits = [first + i for i, s in enumerate(src) if "tlx.barrier_wait(" in s]
+    sites = [s.line for s in plan.sites if s.kind == "wait"]
+    assert len(sites) > len(waits) == 2 and set(sites) == set(waits), (sites, waits)
+    assert sites == sorted(sites)  # the producer's copies, then the consumer's

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.ir.mlir import walk
-from workbench.ir.sass import Instr, read_sass
+from workbench.ir.sass import Instr, Sass, read_sass
 
-__all__ = ["ISSUED", "Role", "attribute", "roles_of"]
+__all__ = ["ISSUED", "Role", "attribute", "instruction_roles", "roles_of"]
 
 HOT_ROWS = 40
 SETUP = "setup (before and after the tasks)"
@@ -111,7 +111,12 @@ def _span(r: Role) -> range:
     return range(r.line or min(r.lines), max(r.lines) + 1)
 
 
+OUT_OF_LINE = 16  # instructions of an out-of-line block at most (a wait's retry loop is three)
+SHARED = "?"  # a line that several tasks' ops are on, where no location of the instruction tells which
+
+
 def _role_of(lines: list[int], x: Instr, roles: list[Role]) -> str | None:
+    """The role of one instruction by its lines; ``SHARED`` where several tasks have them (``_roles``)."""
     hit = [r for r in roles if any(ln in r.lines for ln in lines)]
     if not hit:
         hit = [r for r in roles if any(ln in _span(r) for ln in lines)]
@@ -125,7 +130,39 @@ def _role_of(lines: list[int], x: Instr, roles: list[Role]) -> str | None:
             owners = [r for r in tasks if loc.line in r.lines]
             if len(owners) == 1:
                 return owners[0].name
+        return SHARED
     return None
+
+
+def instruction_roles(code: Sass, sass_lines: dict[int, list[int]], roles: list[Role]) -> dict[int, str | None]:
+    """Each instruction's role by address. An instruction on a line several tasks share (the ``with
+    tlx.async_tasks()`` line that the wait loops' inline assembly often carries, a helper both call) takes the
+    role of the nearest instruction before it that has a task's role, else after it: ptxas lays each task's
+    code out in one block. Then an out-of-line block (entered by forward branches, leaving by a branch back:
+    an mbarrier wait's retry loop, which ptxas moves to the end of the kernel with a neighbour's line) takes the
+    role of the code that branches to it."""
+    instrs = code.instrs
+    own = [_role_of(sass_lines.get(x.line, []), x, roles) for x in instrs]
+    tasks = [r if r not in (None, SETUP, SHARED) else None for r in own]
+    out: list[str | None] = []
+    for i, r in enumerate(own):
+        if r == SHARED:
+            r = next((t for t in reversed(tasks[:i]) if t), None) or next((t for t in tasks[i + 1:] if t), None)
+        out.append(r)
+    entries: dict[int, list[int]] = {}  # block head -> the branches into it
+    for i, x in enumerate(instrs):
+        if x.target in code.labels:
+            entries.setdefault(code.labels[x.target], []).append(i)
+    for head, srcs in entries.items():
+        end = next((j for j in range(head, min(head + OUT_OF_LINE, len(instrs)))
+                    if instrs[j].op in ("BRA", "EXIT") and not instrs[j].pred), None)
+        into = [i for i in srcs if end is None or not head <= i <= end]  # its own retry branch aside
+        if end is None or not into or max(into) >= head or code.labels.get(instrs[end].target or "", head) >= head:
+            continue  # not a small block entered only from before and leaving backwards
+        owners = {out[i] for i in into} - {None}
+        if len(owners) == 1:
+            out[head:end + 1] = [owners.pop()] * (end + 1 - head)
+    return {x.address: r for x, r in zip(instrs, out, strict=True)}
 
 
 def attribute(by_pc: dict[int, dict[str, int]], pc_sass: dict[int, str], sass_text: str,
@@ -137,6 +174,7 @@ def attribute(by_pc: dict[int, dict[str, int]], pc_sass: dict[int, str], sass_te
     by_addr = {x.address: x for x in code.instrs}
     base = align(pc_sass, code.instrs)
     in_loop = _loop_addresses(code)
+    role_at = instruction_roles(code, sass_lines, roles)
     total: Counter[str] = Counter()
     per_role: dict[str, Counter[str]] = {r.name: Counter() for r in roles}
     per_line: dict[int, Counter[str]] = {}
@@ -152,7 +190,7 @@ def attribute(by_pc: dict[int, dict[str, int]], pc_sass: dict[int, str], sass_te
             continue
         n["instr"] += s
         lines = sass_lines.get(x.line, [])
-        line, role = _line_of(x, lines), _role_of(lines, x, roles)
+        line, role = _line_of(x, lines), role_at[x.address]
         looped = x.address in in_loop
         n["loop"] += s if looped else 0
         if line is not None:

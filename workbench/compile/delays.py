@@ -114,7 +114,8 @@ def _ttgir_lines(sites: list[Site], ttgir: str, filename: str | None) -> None:
     """Name each site by the line of its TTGIR op. The PTX's ``.loc`` before an inline-asm wait loop is often a
     neighbour's (measured: the ring's first wait at the consumer's ``with`` line), but the ops keep their order
     from TTGIR (default region, then each partition) to PTX: where a kind has as many sites as TTGIR ops, the
-    n-th site is the n-th op."""
+    n-th site is the n-th op; where LLVM unrolled a loop into more sites, the nearest op line at or before the
+    site's own."""
     from workbench.ir.mlir import parse_ttgir, walk
 
     ops: dict[str, list[int | None]] = {}
@@ -128,6 +129,14 @@ def _ttgir_lines(sites: list[Site], ttgir: str, filename: str | None) -> None:
         if len(mine) == len(lines):
             for s, line in zip(mine, lines, strict=True):
                 s.line = line if line is not None else s.line
+            continue
+        # LLVM unrolled a loop (more sites than ops): a site whose line is no op's of its kind takes the nearest
+        # such op's line at or before it (the neighbour's line it carries is after its own: the next statement,
+        # the next task's `with`, the loop's last line)
+        known = sorted({ln for ln in lines if ln is not None})
+        for s in mine:
+            if s.line is not None and s.line not in known:
+                s.line = max((ln for ln in known if ln <= s.line), default=s.line)
 
 
 def _sleep(site: Site, mask: int, max_ns: int) -> list[str]:
