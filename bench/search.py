@@ -364,7 +364,8 @@ def main() -> None:
         result["gpu"] = gpu_rows(a.size)
     if a.cpu or not torch.cuda.is_available():
         result["cpu"] = cpu_rows(a.configs)
-    tag = "h200" if torch.cuda.is_available() else "cpu"
+    # the GPU's model in the name (H100 or H200: the device tool lends either), else cpu
+    tag = (torch.cuda.get_device_name().split()[1].lower() if torch.cuda.is_available() else "cpu")
     path = a.json or str(ROOT / "bench" / "results" / f"search-{tag}-{dt.date.today().isoformat()}.json")
     Path(path).write_text(json.dumps(result, indent=1, default=str))
     print("wrote", path)
