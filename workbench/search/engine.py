@@ -46,6 +46,7 @@ JUDGE_GRACE_S = 120.0  # beyond the kernel's own timeout: an actor that answers 
 LOST_RETRIES = 1  # a candidate whose GPU actor died is tried this many more times, then it is "lost"
 STUCK_AFTER_S = 30.0  # beyond the kernel's own timeout: a GPU actor still judging writes where its threads are
 PLACE_TIMEOUT_S = 120.0  # a GPU actor Ray has not started by then waits for a GPU that something else holds
+RESTART_POLL_S = 0.5  # how often a call to a restarting actor is made again (when_restarted)
 
 
 class SearchError(WorkbenchError):
@@ -240,6 +241,22 @@ def wait_placed(actors: list[Any], timeout_s: float = PLACE_TIMEOUT_S) -> None:
     ray.get(ready)  # an actor whose start raised says why here
 
 
+def when_restarted(call: Callable[[], Any], limit_s: float = PLACE_TIMEOUT_S) -> Any:
+    """``ray.get(call())`` for a call to an actor Ray is restarting (its process was killed: an OOM killer, a
+    lost worker): with no task retries Ray refuses calls meanwhile (``ActorUnavailableError``), so the call is
+    made again until the actor answers or ``limit_s`` has passed."""
+    import ray
+
+    t0 = time.perf_counter()
+    while True:
+        try:
+            return ray.get(call())
+        except ray.exceptions.ActorUnavailableError:
+            if time.perf_counter() - t0 > limit_s:
+                raise
+            time.sleep(RESTART_POLL_S)
+
+
 def not_placed(n: int, waited_s: float) -> ClusterError:
     import ray
 
@@ -376,7 +393,10 @@ class _Pipeline:
     def _setup_done(self, ref: Any) -> None:
         g = self.setups.pop(ref)
         try:
-            info = self.ray.get(ref)
+            try:
+                info = self.ray.get(ref)
+            except self.ray.exceptions.ActorUnavailableError:  # set up again while Ray restarts the actor
+                info = when_restarted(lambda: g.actor.setup.remote(self.problem_ref))
         except Exception as e:
             raise SearchError(f"the GPU worker could not set the problem up: {_ray_error(e)}",
                               hint="the reference gets the call's positional arguments, rebuilt on fresh data on "
