@@ -5,7 +5,8 @@
 Runs ``pytest -m gpu tests`` in this process (extra arguments go to pytest) and writes
 bench/results/gpu-tests-DATE.json: date, device, versions, the command, the source tree it ran on
 (``--tree``, else ``$WB_TREE``, else ``git rev-parse``: on the device machine a stale .git may answer), the
-counts, and every test's id, outcome and duration, with the failure text of those that failed; rewritten after
+counts, and every test's id, outcome and duration, with the failure text of those that failed and what a test
+measured (``record_property``); rewritten after
 each test (``finished`` says whether pytest got to its end). Exits with pytest's status.
 """
 
@@ -41,6 +42,8 @@ class Recorder:
             row["failure"] = str(report.longreprtext)[-3000:]
         elif report.skipped and isinstance(report.longrepr, tuple):
             row["reason"] = report.longrepr[2]
+        if report.user_properties:  # what a test measured (pytest's record_property)
+            row["measured"] = dict(report.user_properties)
         self.rows.setdefault(report.nodeid, row)
         self.write()
 

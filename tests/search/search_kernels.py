@@ -1,7 +1,8 @@
 """Kernels the search tests compile and run: a vector kernel with a deliberate wrong answer and an invalid block,
-and a TLX ring whose ``BUG`` constexpr switches in a slot nobody frees (a hang), the producer's phase in the
-consumer's first wait (a fault on the H200, README TLX facts), or a slot released before it is read (a race that
-plain runs rarely show: the stress run's case), each a finding the static checks report at its line."""
+and a TLX ring whose ``BUG`` constexpr switches in a slot nobody frees (1: a hang), the producer's phase in the
+consumer's first wait (2: a fault on the H200, README TLX facts), a slot released before it is read (3: a race
+that plain runs rarely show: the stress run's case), no wait for the data (4) or an expect-bytes of half the copy
+(5): the racy set of tests/search/racy_kernels.py takes 3, 4 and 5."""
 
 from __future__ import annotations
 
@@ -32,7 +33,10 @@ def ring_sum(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.
                 s = k % STAGES
                 p = (k // STAGES) & 1
                 tlx.barrier_wait(empty[s], p ^ 1)
-                tlx.barrier_expect_bytes(full[s], BM * BK * 2)
+                if BUG == 5:  # BUG 5: expects half the bytes the copy brings
+                    tlx.barrier_expect_bytes(full[s], BM * BK)
+                else:
+                    tlx.barrier_expect_bytes(full[s], BM * BK * 2)
                 tlx.async_descriptor_load(x_desc, bufs[s], [0, k * BK], full[s])
         with tlx.async_task(num_warps=4):
             acc = tl.zeros([BM, BK], tl.float32)
@@ -41,7 +45,7 @@ def ring_sum(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.
                 p = (k // STAGES) & 1
                 if BUG == 2:
                     tlx.barrier_wait(full[s], p ^ 1)  # BUG 2: the producer's phase
-                else:
+                elif BUG != 4:  # BUG 4: no wait for the data at all
                     tlx.barrier_wait(full[s], p)
                 if BUG == 3:  # BUG 3: the slot released before it is read (a write-after-read race)
                     tlx.barrier_arrive(empty[s])

@@ -1,0 +1,160 @@
+"""The racy set of issue 35: six kernels whose synchronisation is wrong in a way plain runs may not show, each with
+the correct kernel beside it, as ``Case`` rows that say how to launch and judge them. ``--stress``
+(``workbench.stress``) is measured on them on a GPU (tests/search/test_races_gpu.py); their delayed builds compile
+on a CPU (tests/search/test_racy_kernels.py).
+
+1. ``ring_sum`` BUG 3: the consumer releases its slot before it reads it (write after read);
+2. ``ring_sum`` BUG 4: the consumer never waits for the data (read before the copy lands);
+3. ``ring_sum`` BUG 5: the producer expects half the bytes its copy brings (the wait passes half-way);
+4. ``mma_ring`` EARLY_RELEASE: the slot a wgmma reads is released before its wait (tests/check/ring_kernels.py);
+5. ``handoff`` BUG 1: a named-barrier hand-off counted for one warpgroup, not both (the reader never waits);
+6. ``staged_store`` BUG 1: no proxy fence between the threads' shared-memory stores and the TMA store that reads
+   them.
+uTLX builds no cross-CTA kernel (``remote_view`` is not implemented), so the issue's cross-CTA case is not here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import triton
+import triton.language as tl
+import triton.language.extra.tlx as tlx
+from check.ring_kernels import mma_ring
+from search_kernels import ring_sum
+
+
+@triton.jit
+def handoff(x_ptr, out_ptr, ITERS: tl.constexpr, BLOCK: tl.constexpr, BUG: tl.constexpr = 0):
+    """The default task writes a shared buffer and hands it to the other task through named barrier 9; the other
+    reads it and hands it back through barrier 10. Each barrier counts both warpgroups (256 threads)."""
+    buf = tlx.local_alloc((BLOCK,), tl.float32, 1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for i in range(ITERS):
+                if i > 0:
+                    tlx.named_barrier_wait(10, 256)  # the reader is done with the previous block
+                tlx.local_store(buf[0], tl.load(x_ptr + i * BLOCK + tl.arange(0, BLOCK)))
+                if BUG:
+                    tlx.named_barrier_arrive(9, 128)  # BUG 1: counts this warpgroup only
+                else:
+                    tlx.named_barrier_arrive(9, 256)
+        with tlx.async_task(num_warps=4):
+            for i in range(ITERS):
+                if BUG:
+                    tlx.named_barrier_wait(9, 128)  # BUG 1: passes without the writer
+                else:
+                    tlx.named_barrier_wait(9, 256)
+                v = tlx.local_load(buf[0])
+                tl.store(out_ptr + i * BLOCK + tl.arange(0, BLOCK), v)
+                if i + 1 < ITERS:
+                    tlx.named_barrier_arrive(10, 256)
+
+
+@triton.jit
+def staged_store(x_ptr, out_desc, ITERS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BUG: tl.constexpr = 0):
+    """Each tile is stored by the threads into shared memory, then written out by a TMA store, which reads shared
+    memory through the async proxy: the threads' stores must be fenced for it."""
+    buf = tlx.local_alloc((BM, BN), tl.float16, 1)
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    for i in range(ITERS):
+        tlx.local_store(buf[0], tl.load(x_ptr + i * BM * BN + offs))
+        if not BUG:  # BUG 1: no fence between the generic-proxy stores and the async-proxy read
+            tlx.fence_async_shared()
+        tlx.async_descriptor_store(out_desc, buf[0], [i * BM, 0])
+        tlx.async_descriptor_store_wait(0)
+
+
+@dataclass
+class Case:
+    """One kernel of the set: ``make(device)`` gives the launch's positional arguments, ``reference(*args)`` the
+    expected output, ``grid`` the launch grid, ``constexprs`` the kernel's; ``bug`` the value that makes it racy
+    (``None``: the kernel is correct as given)."""
+
+    name: str
+    what: str
+    kernel: Any
+    make: Callable[[str], tuple]
+    reference: Callable[..., Any]
+    constexprs: dict[str, Any]
+    grid: tuple[int, ...] = (1,)
+
+
+K_RING, BM, BK = 4096, 64, 64
+
+
+def _ring_args(device: str) -> tuple:
+    import torch
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    x = torch.randn(BM, K_RING, dtype=torch.float16, device=device)
+    out = torch.empty(BM, BK, dtype=torch.float16, device=device)
+    return TensorDescriptor(x, [BM, K_RING], [K_RING, 1], [BM, BK]), out, K_RING
+
+
+def _ring_expected(d, o, k):
+    return d.base.float().reshape(BM, K_RING // BK, BK).sum(1).half()
+
+
+K_MMA, BN = 2048, 64
+
+
+def _mma_args(device: str) -> tuple:
+    import torch
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    a = torch.randn(BM, K_MMA, dtype=torch.float16, device=device) / 8
+    b = torch.randn(K_MMA, BN, dtype=torch.float16, device=device) / 8
+    c = torch.empty(BM, BN, dtype=torch.float16, device=device)
+    return (TensorDescriptor(a, [BM, K_MMA], [K_MMA, 1], [BM, BK]), TensorDescriptor(b, [K_MMA, BN], [BN, 1], [BK, BN]),
+            TensorDescriptor(c, [BM, BN], [BN, 1], [BM, BN]), K_MMA)
+
+
+def _mma_expected(a, b, c, k):
+    return (a.base.float() @ b.base.float()).half()
+
+
+ITERS, BLOCK = 64, 1024
+
+
+def _handoff_args(device: str) -> tuple:
+    import torch
+
+    return torch.randn(ITERS * BLOCK, device=device), torch.empty(ITERS * BLOCK, device=device)
+
+
+def _staged_args(device: str) -> tuple:
+    import torch
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    x = torch.randn(ITERS * BM * BN, dtype=torch.float16, device=device)
+    out = torch.empty(ITERS * BM, BN, dtype=torch.float16, device=device)
+    return x, TensorDescriptor(out, [ITERS * BM, BN], [BN, 1], [BM, BN])
+
+
+RING = {"BM": BM, "BK": BK, "STAGES": 3}
+MMA = {"BM": BM, "BN": BN, "BK": BK, "STAGES": 3}
+
+
+def cases(racy: bool) -> list[Case]:
+    """The six racy kernels (``racy=True``), else their correct counterparts (one per kernel)."""
+    ring = [("ring-release-before-read", "the slot released before it is read", 3),
+            ("ring-no-full-wait", "no wait for the data", 4),
+            ("ring-expect-half", "an expect-bytes of half the copy", 5)]
+    out = [Case(name, what, ring_sum, _ring_args, _ring_expected, {**RING, "BUG": bug}) for name, what, bug in ring]
+    out += [Case("mma-release-before-wait", "the wgmma's slot released before its wait", mma_ring, _mma_args,
+                 _mma_expected, {**MMA, "EARLY_RELEASE": 1}),
+            Case("named-barrier-miscount", "a hand-off counted for one warpgroup", handoff, _handoff_args,
+                 lambda x, o: x, {"ITERS": ITERS, "BLOCK": BLOCK, "BUG": 1}),
+            Case("store-without-proxy-fence", "no proxy fence before the TMA store", staged_store, _staged_args,
+                 lambda x, d: x.reshape(ITERS * BM, BN), {"ITERS": ITERS, "BM": BM, "BN": BN, "BUG": 1})]
+    if racy:
+        return out
+    correct = []
+    for c in out:
+        if c.kernel is ring_sum and correct and correct[0].kernel is ring_sum:
+            continue  # one correct ring
+        fixed = {k: (0 if k in ("BUG", "EARLY_RELEASE") else v) for k, v in c.constexprs.items()}
+        correct.append(Case(f"{c.kernel.__name__}-correct", "correct", c.kernel, c.make, c.reference, fixed, c.grid))
+    return correct
