@@ -13,6 +13,7 @@ import racy_kernels as R
 import torch
 
 import workbench
+from workbench.search import STRESS_STOP_AFTER
 
 pytestmark = pytest.mark.gpu
 if not torch.cuda.is_available():
@@ -36,7 +37,7 @@ def _stress(case: R.Case, record_property) -> dict:
 @pytest.mark.parametrize("case", R.cases(True), ids=lambda c: c.name)
 def test_a_racy_kernel_under_stress(case, record_property):
     s = _stress(case, record_property)
-    assert s["ran"] == RUNS, s
+    assert s["ran"] == RUNS or s["hangs"] + s["faults"] >= STRESS_STOP_AFTER, s  # else stopped: it showed
     SHOWN[case.name] = bool(s["differing"] or s["hangs"] or s["faults"])
     if SHOWN[case.name]:
         assert s["first_failing_seed"] is not None, s

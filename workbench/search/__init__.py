@@ -21,6 +21,8 @@ from workbench.search.space import Candidate, SearchSpaceError, parse_space
 __all__ = ["Candidate", "ClusterError", "Progress", "SearchError", "SearchResult", "SearchSpaceError", "autotune",
            "parse_space", "search"]
 
+STRESS_STOP_AFTER = 3  # a stress run skips its other runs once this many hung or faulted
+
 
 def _target(target: str | None) -> str:
     if target:
@@ -119,7 +121,9 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
       pattern search around its leaders on short timings, then the leaders in full rounds; the rest are
       ``skipped`` with the reason, and ``info["notes"]`` says each step (``workbench.search.strategy``).
     - ``delays=(max_ns, share)``: a stress run (``workbench.search.stress``): candidate i is a build with sleeps
-      before its synchronisation points, seed i + 1 (``workbench.compile.delays``); always measured afresh.
+      before its synchronisation points, seed i + 1 (``workbench.compile.delays``); always measured afresh; once
+      ``STRESS_STOP_AFTER`` runs hung or faulted the rest are skipped (the race showed; each more would cost the
+      time limit and a fresh worker).
     """
     import time
 
@@ -158,7 +162,8 @@ def search(kernel: Any, space: Any = None, *args: Any, grid: Any = None, referen
         if strategy == "budgeted" and gpus:
             result = _budgeted(problem, todo, gpus, budget_s, show, device)
         else:
-            result = run_pipeline(problem, todo, gpus=gpus, budget_s=budget_s, progress=show)
+            result = run_pipeline(problem, todo, gpus=gpus, budget_s=budget_s, progress=show,
+                                  stop_after_hangs=STRESS_STOP_AFTER if delays is not None else None)
             if device is not None:  # what nothing ran is a compile-only row, whatever GPU this machine has
                 result_cache.store(problem, todo, result.rows, device if gpus else "compile-only")
             if strategy == "budgeted":

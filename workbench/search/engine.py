@@ -314,13 +314,15 @@ class PipelineResult:
 
 class _Pipeline:
     def __init__(self, problem: Problem, cands: list[Candidate], *, gpus: int, budget_s: float | None,
-                 progress: Callable[[Progress], None] | None, compile_timeout_s: float) -> None:
+                 progress: Callable[[Progress], None] | None, compile_timeout_s: float,
+                 stop_after_hangs: int | None = None) -> None:
         import ray
 
         self.ray = ray
         self.problem, self.cands = problem, {c.index: c for c in cands}
         self.packed = {c.index: portable.dumps(c) for c in cands}
         self.budget_s, self.compile_timeout_s = budget_s, compile_timeout_s
+        self.stop_after_hangs = stop_after_hangs
         self.on_progress = progress
         self.t0 = time.perf_counter()
         self.rows: dict[int, dict[str, Any]] = {c.index: {"index": c.index, "status": None} for c in cands}
@@ -467,16 +469,20 @@ class _Pipeline:
                 self._finish(i, status="compile-error", error=f"the compile took over {self.compile_timeout_s:.0f} s",
                              transient=True)
 
-    def _stop_for_budget(self) -> None:
+    def _stop(self, why: str) -> None:
+        """Skip every candidate not yet compiled or run, saying ``why``."""
         for ref, (i, _) in list(self.compiles.items()):
             self.ray.cancel(ref, force=True)
-            self._finish(i, status="skipped", error=f"not compiled: budget_s={self.budget_s} was reached",
-                         transient=True)
+            self._finish(i, status="skipped", error=f"not compiled: {why}", transient=True)
         self.compiles.clear()
         for i in self.queue:
-            self._finish(i, status="skipped", error=f"not run: budget_s={self.budget_s} was reached", transient=True)
+            self._finish(i, status="skipped", error=f"not run: {why}", transient=True)
         self.queue.clear()
-        self.notes.append(f"budget_s={self.budget_s} reached after {time.perf_counter() - self.t0:.1f} s")
+        self.notes.append(f"{why} after {time.perf_counter() - self.t0:.1f} s")
+
+    def _hung_enough(self) -> bool:
+        c = self.state.counts
+        return self.stop_after_hangs is not None and c.get("hang", 0) + c.get("fault", 0) >= self.stop_after_hangs
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> PipelineResult:
@@ -491,7 +497,10 @@ class _Pipeline:
         t_compile_end = None
         while self.compiles or self.queue or self.judging:
             if self._over_budget() and (self.compiles or self.queue):
-                self._stop_for_budget()
+                self._stop(f"budget_s={self.budget_s} was reached")
+            elif self._hung_enough() and (self.compiles or self.queue):
+                self._stop(f"stopped once {self.stop_after_hangs} runs had hung or faulted (each costs the time "
+                           "limit and a fresh worker)")
             self._dispatch()
             waiting = list(self.compiles) + list(self.judging) + list(self.setups)
             if not waiting:
@@ -549,7 +558,9 @@ def _ray_error(e: BaseException) -> str:
 
 def run_pipeline(problem: Problem, cands: list[Candidate], *, gpus: int, budget_s: float | None = None,
                  progress: Callable[[Progress], None] | None = None,
-                 compile_timeout_s: float = 600.0) -> PipelineResult:
-    """Compile, check, judge and confirm every candidate on the connected Ray cluster."""
+                 compile_timeout_s: float = 600.0, stop_after_hangs: int | None = None) -> PipelineResult:
+    """Compile, check, judge and confirm every candidate on the connected Ray cluster; ``stop_after_hangs``: skip
+    the rest once that many candidates hung or faulted (a stress run: the race showed, and each more costs the
+    time limit and a fresh worker)."""
     return _Pipeline(problem, cands, gpus=gpus, budget_s=budget_s, progress=progress,
-                     compile_timeout_s=compile_timeout_s).run()
+                     compile_timeout_s=compile_timeout_s, stop_after_hangs=stop_after_hangs).run()
