@@ -47,7 +47,7 @@ from workbench.run.jobs import Jobs, in_parallel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "testbed")]
 
 from attention_jobs import BACKENDS, META, cname, item_name  # noqa: E402
 from attention_report import baseline_rows, print_table, targets  # noqa: E402

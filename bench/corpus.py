@@ -1,5 +1,5 @@
 """Kernels nobody here wrote, through the workbench on a CPU: Liger-Kernel, FlagGems, flash-linear-attention and
-Meta's TLX tutorials (the corpus is ``bench/corpus_ops.py``, the per-kernel steps ``workbench.report.corpus``).
+Meta's TLX tutorials (the corpus is ``testbed/corpus_ops.py``, the per-kernel steps ``workbench.report.corpus``).
 
     python bench/corpus.py                          # the full corpus -> bench/results/corpus-cpu-<date>.json
     python bench/corpus.py --sample                 # the fixed CI sample only
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "testbed")]
 
 
 def main() -> int:

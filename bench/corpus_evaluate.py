@@ -1,5 +1,5 @@
 """Kernels nobody here wrote, judged and timed: ``workbench.evaluate`` on 21 ops of Liger-Kernel, FlagGems and
-flash-linear-attention against their PyTorch reference (``bench/corpus_eval_cases.py``).
+flash-linear-attention against their PyTorch reference (``testbed/corpus_eval_cases.py``).
 
     python3 bench/corpus_evaluate.py [--ops rms_norm,softmax,...] [--trials 3] [--cpu] [--json PATH]
 
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "testbed")]
 
 import corpus_eval_cases as C  # noqa: E402
 import corpus_ops as co  # noqa: E402

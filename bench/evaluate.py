@@ -3,7 +3,7 @@ candidates (what a kernel agent's loop does without a judge).
 
     python3 bench/evaluate.py [--trials 5] [--json PATH]
 
-The candidates are the 32 configs of ``bench/judge_cases.py``'s fp16 GEMM + bias + GELU (``CONFIG_NAMES``). Each
+The candidates are the 32 configs of ``testbed/judge_cases.py``'s fp16 GEMM + bias + GELU (``CONFIG_NAMES``). Each
 side runs in a fresh process with an empty Triton cache of its own, so compiles count for both: the bare loop
 calls each candidate once per shape and times it with ``triton.testing.do_bench`` (its defaults); the evaluation
 compiles and checks them in parallel, judges each on ``trials`` fresh seeds per shape with every guard, and times
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "testbed")]
 
 from recordings import versions, write_result  # noqa: E402
 

@@ -47,7 +47,7 @@ from workbench.run.jobs import Answer, Jobs, in_parallel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "kernels"))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "testbed")]
 
 from gemm_jobs import META_FILES  # noqa: E402
 from gemm_report import OURS, baseline_rows, print_table, ranking, rounds_rows, summary  # noqa: E402

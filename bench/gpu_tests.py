@@ -21,7 +21,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path[:0] = [os.path.join(ROOT, "bench"), os.path.join(ROOT, "testbed")]
 
 from recordings import source_tree  # noqa: E402
 

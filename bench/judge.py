@@ -2,7 +2,7 @@
 
     python3 bench/judge.py [--ops gemm,attention,...] [--trials 3] [--cpu] [--json PATH]
 
-On an H100/H200 (default): every op of ``bench/judge_cases.py`` at its H200 shapes through ``workbench.evaluate``
+On an H100/H200 (default): every op of ``testbed/judge_cases.py`` at its H200 shapes through ``workbench.evaluate``
 (the correct kernels, the library's TLX GEMM and attention among them, and the planted bugs), then the adversarial
 candidates of ``tests/evaluate/candidates.py`` (a side stream and a freed-memory output among them) at 2^22
 elements. ``--cpu``: the same at the CPU shapes in Triton's interpreter (GPU-only cases left out). Prints a table
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "testbed")]
 
 import judge_cases as J  # noqa: E402
 from recordings import versions, write_result  # noqa: E402

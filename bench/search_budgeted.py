@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "kernels"), str(ROOT / "bench")]
+sys.path[:0] = [str(ROOT / "kernels"), str(ROOT / "bench"), str(ROOT / "testbed")]
 
 AXES = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [32, 64, 128], "NUM_STAGES": [2, 3, 4, 5],
         "GROUP_M": [1, 8, 16], "num_warps": [4, 8]}

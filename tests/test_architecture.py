@@ -173,7 +173,7 @@ def test_nothing_cites_a_document_outside_the_repository():
     """The design and the TLX facts are the README's sections: a docstring naming DESIGN.md or TLX.md (the team's
     shared notes, not in the repository) points a reader nowhere."""
     cited = []
-    for folder in ("workbench", "kernels", "tests", "bench", "extension/src"):
+    for folder in ("workbench", "kernels", "tests", "bench", "testbed", "extension/src"):
         for path in (ROOT / folder).rglob("*"):
             if path.suffix in (".py", ".ts", ".toml") and "node_modules" not in path.parts and path != Path(__file__):
                 text = path.read_text(errors="replace")
@@ -189,3 +189,23 @@ def test_test_files_have_unique_names():
 
     names = Counter(p.name for p in Path(__file__).parent.rglob("test_*.py"))
     assert not [n for n, c in names.items() if c > 1]
+
+
+#: bench scripts a test still loads, each for logic that belongs in the package (issue 37: bench/ as thin scripts)
+BENCH_LOADED_BY_TESTS = {"sass_loop_mix", "search_nodes", "meta_tutorials"}
+
+
+def test_no_test_imports_a_bench_script_beyond_the_known_ones():
+    """What the benches and the tests share lives in testbed/ (cases, op sets, where results are kept); a test that
+    loads a script of bench/ (by import with bench/ on sys.path, or from its file) is new coupling to remove."""
+    import re
+
+    scripts = {p.stem for p in (ROOT / "bench").glob("*.py")}
+    loaded: dict[str, set[str]] = {}
+    for path in (ROOT / "tests").rglob("*.py"):
+        text = path.read_text(errors="replace")
+        names = set(re.findall(r"^\s*(?:from|import)\s+(\w+)", text, re.M))
+        names |= set(re.findall(r'"bench"\s*/\s*"(\w+)\.py"', text))
+        for name in names & scripts:
+            loaded.setdefault(name, set()).add(str(path.relative_to(ROOT)))
+    assert set(loaded) <= BENCH_LOADED_BY_TESTS, {k: v for k, v in loaded.items() if k not in BENCH_LOADED_BY_TESTS}

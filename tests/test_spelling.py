@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PATHS = ["workbench", "kernels/tlx_kernels", "bench", "extension/src", "tests", "README.md", "Makefile"]
+PATHS = ["workbench", "kernels/tlx_kernels", "bench", "testbed", "extension/src", "tests", "README.md", "Makefile"]
 
 
 def test_no_misspelled_words_in_the_code_and_its_messages():

@@ -225,7 +225,7 @@ _BLACKWELL_LATER = "Blackwell, beyond the GEMMs and FA kernels compiled for sm_1
 UNCOVERED: dict[str, str] = {
     "amd-gemm-pipelined_test": "AMD target: the workbench compiles for NVIDIA GPUs only",
     "vector-add2": "an elementwise warp-specialization demo: its own host functions (add2, add2_warp_specialized) "
-                   "are called on CPU tensors by bench/corpus_ops.py instead",
+                   "are called on CPU tensors by testbed/corpus_ops.py instead",
     "blackwell-multi-cta-layernorm_test": "does not import under uTLX 3.8.0.post16: its configs ask for "
                                           "ctas_per_cga=(1, 2, 1), uTLX takes only (N, 1, 1)",
     **{n: _BLACKWELL_LATER for n in (

@@ -202,7 +202,7 @@ def test_tutorial_as_run_on_the_h200_reopens(page, lab, artifacts, path):
     """The tutorial as the H200 executed it, opened as a saved notebook (nothing runs, no GPU here): every
     Report renders from its stored payload with its GPU measurements, timelines and checks, lines linked."""
 
-    spec = importlib.util.spec_from_file_location("bench_recordings", ROOT / "bench" / "recordings.py")
+    spec = importlib.util.spec_from_file_location("bench_recordings", ROOT / "testbed" / "recordings.py")
     recordings = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(recordings)
     rec = recordings.newest_recording(path.stem)

@@ -1,4 +1,4 @@
-"""The corpus evaluation's cases (``bench/corpus_eval_cases.py``, run on the GPU by ``bench/corpus_evaluate.py``)
+"""The corpus evaluation's cases (``testbed/corpus_eval_cases.py``, run on the GPU by ``bench/corpus_evaluate.py``)
 hold together before any GPU time is spent on them: every op has candidates, its reference and input maker exist,
 the references compute on the CPU shapes, and the 20-or-more ops span the three packages."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 torch = pytest.importorskip("torch")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "testbed"))
 
 import corpus_eval_cases as C  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""The judge's defaults on its test set (bench/judge_cases.py) in Triton's CPU interpreter: every correct kernel
+"""The judge's defaults on its test set (testbed/judge_cases.py) in Triton's CPU interpreter: every correct kernel
 passes, every planted bug fails at a stated cause. (The H200 run of the same set, at real sizes and with the
 library's TLX kernels: bench/judge.py.)"""
 
@@ -11,7 +11,7 @@ import pytest
 
 from workbench import evaluate
 
-CASES = Path(__file__).parents[2] / "bench" / "judge_cases.py"
+CASES = Path(__file__).parents[2] / "testbed" / "judge_cases.py"
 _spec = importlib.util.spec_from_file_location("judge_cases_data", CASES)
 J = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(J)  # test data: the kernels are loaded by path, as evaluate loads them

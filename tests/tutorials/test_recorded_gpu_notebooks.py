@@ -21,7 +21,7 @@ import pytest
 from workbench.report import MIME_TYPE, validate
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("bench_recordings", ROOT / "bench" / "recordings.py")
+_spec = importlib.util.spec_from_file_location("bench_recordings", ROOT / "testbed" / "recordings.py")
 recordings = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(recordings)
 RECORDED = recordings.RECORDED
@@ -33,7 +33,7 @@ NOT_YET_ON_A_GPU: dict[str, str] = {}
 
 
 def newest_recording(tutorial: Path) -> Path | None:
-    """The newest recording of ``tutorial`` under ``RECORDED`` (``bench/recordings.py`` says how they are named)."""
+    """The newest recording of ``tutorial`` under ``RECORDED`` (``testbed/recordings.py`` says how they are named)."""
     return recordings.newest_recording(tutorial.stem, RECORDED)
 
 
