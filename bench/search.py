@@ -14,7 +14,7 @@ CPU and GPU use are sampled every 0.5 s (psutil, nvidia-smi) while each runs.
 
 CPU rows (no GPU needed): a compile-only search of 32 configs of the library's WS cooperative GEMM with 1, 2 and
 all cores (the speed-up with cores), and a two-node Ray cluster made with ``ray start`` on this machine
-(``bench/search_nodes.py``): which node compiled what. Writes JSON (default bench/results/search-<date>.json).
+(``testbed/search_nodes.py``): which node compiled what. Writes JSON (default bench/results/search-<date>.json).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "kernels"), str(ROOT / "bench")]
+sys.path[:0] = [str(ROOT / "kernels"), str(ROOT / "bench"), str(ROOT / "testbed")]
 
 
 # ------------------------------------------------------------------------------------------------ the problems
