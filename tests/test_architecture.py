@@ -192,7 +192,7 @@ def test_test_files_have_unique_names():
 
 
 #: bench scripts a test still loads, each for logic that belongs in the package (issue 37: bench/ as thin scripts)
-BENCH_LOADED_BY_TESTS = {"sass_loop_mix", "meta_tutorials"}
+BENCH_LOADED_BY_TESTS = {"meta_tutorials"}
 
 
 def test_no_test_imports_a_bench_script_beyond_the_known_ones():

@@ -1,4 +1,5 @@
-"""workbench.analyse.loop_mix (and bench/sass_loop_mix.py) on the CPU: the attention consumer's steady loop and its mix.
+"""workbench.analyse.loop_mix (and testbed/sass_loop_cases.py, bench/sass_loop_mix.py's cases) on the CPU: the
+attention consumer's steady loop and its mix.
 
 If ptxas or Triton change the SASS's shape (labels, //## line comments, USETMAXREG per task, HGMMA groups), these
 fail instead of the script silently reporting an empty loop.
@@ -18,12 +19,12 @@ from workbench.ir.sass import read_sass
 
 pytest.importorskip("torch")
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "sass_loop_mix.py"
+PATH = Path(__file__).resolve().parents[2] / "testbed" / "sass_loop_cases.py"
 
 
 @pytest.fixture(scope="module")
 def mix():
-    spec = importlib.util.spec_from_file_location("bench_sass_loop_mix", PATH)
+    spec = importlib.util.spec_from_file_location("sass_loop_cases", PATH)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
