@@ -191,11 +191,7 @@ def test_test_files_have_unique_names():
     assert not [n for n, c in names.items() if c > 1]
 
 
-#: bench scripts a test still loads, each for logic that belongs in the package (issue 37: bench/ as thin scripts)
-BENCH_LOADED_BY_TESTS = {"meta_tutorials"}
-
-
-def test_no_test_imports_a_bench_script_beyond_the_known_ones():
+def test_no_test_imports_a_bench_script():
     """What the benches and the tests share lives in testbed/ (cases, op sets, where results are kept); a test that
     loads a script of bench/ (by import with bench/ on sys.path, or from its file) is new coupling to remove."""
     import re
@@ -208,4 +204,4 @@ def test_no_test_imports_a_bench_script_beyond_the_known_ones():
         names |= set(re.findall(r'"bench"\s*/\s*"(\w+)\.py"', text))
         for name in names & scripts:
             loaded.setdefault(name, set()).add(str(path.relative_to(ROOT)))
-    assert set(loaded) <= BENCH_LOADED_BY_TESTS, {k: v for k, v in loaded.items() if k not in BENCH_LOADED_BY_TESTS}
+    assert not loaded, loaded
