@@ -441,6 +441,7 @@ export class ReportViewer extends Widget {
       this.pickStage(col, name);
     }
     this.pin({ kind: 'stage', stage: name, line });
+    col?.pane?.revealLine(line); // asked for from another tab: the line itself comes into view, not only its links
   }
 
   private stage(name: string): Stage | undefined {

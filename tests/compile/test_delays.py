@@ -46,7 +46,7 @@ def test_every_sync_point_of_the_ring_gets_a_sleep_at_its_line():
     kinds = {(s.kind, s.line) for s in plan.sites}
     assert ("wait", _line("tlx.barrier_wait(empty[s], p ^ 1)")) in kinds
     assert ("wait", _line("tlx.barrier_wait(full[s], p)")) in kinds
-    assert ("arrive", _line("tlx.barrier_expect_bytes(full[s]")) in kinds  # expect-tx is an arrive
+    assert ("arrive", _line("tlx.barrier_expect_bytes(full[s], BM * BK * 2)")) in kinds  # expect-tx is an arrive
     assert ("tma", _line("tlx.async_descriptor_load(")) in kinds
     assert ("arrive", _line("tlx.barrier_arrive(empty[s])  # slot free again")) in kinds
     assert all(s.delayed for s in plan.sites)

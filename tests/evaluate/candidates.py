@@ -53,6 +53,18 @@ def axpb_overrun_kernel(x_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(x_ptr + n + tl.arange(0, 4), tl.zeros([4], tl.float32))  # past the end of x
 
 
+@triton.jit
+def axpb_block_ptr_kernel(x_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):  # as FlagGems 5.0.2's pointwise code writes
+    xb = tl.make_block_ptr(x_ptr, shape=(n,), strides=(1,), offsets=(tl.program_id(0) * BLOCK,),
+                           block_shape=(BLOCK,), order=(0,))
+    bb = tl.make_block_ptr(b_ptr, shape=(n,), strides=(1,), offsets=(tl.program_id(0) * BLOCK,),
+                           block_shape=(BLOCK,), order=(0,))
+    yb = tl.make_block_ptr(y_ptr, shape=(n,), strides=(1,), offsets=(tl.program_id(0) * BLOCK,),
+                           block_shape=(BLOCK,), order=(0,))
+    v = 2 * tl.load(xb, boundary_check=(0,)) + tl.load(bb, boundary_check=(0,))
+    tl.store(yb, v.to(yb.type.element_ty), boundary_check=(0,))  # no .type.element_ty on Triton 3.8's block pointers
+
+
 def _launch(kernel, x, b, y):
     n = x.numel()
     kernel[(triton.cdiv(n, BLOCK),)](x, b, y, n, BLOCK=BLOCK)
@@ -157,6 +169,12 @@ _STREAMS: dict = {}
 def returns_freed_memory(x, b):
     """Computes nothing: an uninitialised output that may hold a freed buffer's values (the reference's)."""
     return torch.empty_like(x)
+
+
+def block_ptr_element_type(x, b):
+    """Right on Triton 3.x before 3.8, which gave a block pointer a ``.type.element_ty``: it does not compile here,
+    and the row says what to write instead (the workbench's hint)."""
+    return _launch(axpb_block_ptr_kernel, x, b, torch.empty_like(x))
 
 
 _KEPT: dict = {}

@@ -36,3 +36,21 @@ def test_a_report_from_the_gpu_is_read_here_and_lands_on_metas_roles_and_lines()
     consumers = roles[2].name
     assert by_role[consumers] > by_role["the default task"] > by_role[roles[0].name]  # 8 warps vs 1 producer
     assert p["hot"][0]["role"] is not None and p["hot"][0]["line"] is not None
+
+
+def test_a_report_made_elsewhere_becomes_the_reports_stalls_payload_and_a_missing_one_says_why(tmp_path):
+    from workbench.measure.stalls import from_report
+    from workbench.report import Report, validate
+
+    art = mt.case("hopper_gemm_ws").compile()
+    m = from_report(REPORT, art)
+    assert m["status"] == "ok" and m["kernel"] == "matmul_kernel_tlx_ws" and m["report_file"] == str(REPORT)
+    assert m["mapped"]["role_and_line"] >= 0.99 and m["duration_ns"] > 0
+    r = Report.from_artifact(art)
+    r.measurements.append(m)
+    d = r.to_dict()
+    validate(d)
+    [shown] = [x for x in d["measurements"] if x["kind"] == "stalls"]
+    assert "samples" in shown["summary"] and "%" in shown["summary"]
+    gone = from_report(tmp_path / "none.ncu-rep", art)
+    assert gone["status"] == "error" and "none.ncu-rep" in (gone["reason"] or "") + gone["report_file"]

@@ -25,7 +25,7 @@ from workbench.run.arguments import bind_arguments
 from workbench.run.launching import launch_values
 from workbench.run.wrapped import launch_wrapped
 
-__all__ = ["skipped", "stalls", "stalls_section"]
+__all__ = ["from_report", "skipped", "stalls", "stalls_section"]
 
 TIMEOUT_S = float(os.environ.get("TLX_WORKBENCH_STALLS_TIMEOUT_S", "120"))  # the profiled launch: a few replays
 SETUP_S = float(os.environ.get("TLX_WORKBENCH_STALLS_SETUP_S", "120"))  # python, torch, CUDA under ncu
@@ -66,14 +66,25 @@ def stalls_section(compiled: Any, arg_names: list[str], constexpr: list[bool], v
         why = said or f"the launch ended {outcome.status}: {outcome.message}"
         return {**out, "status": "error", "seconds": round(time.perf_counter() - t0, 2),
                 "reason": f"ncu wrote no report ({why})"}
+    return {**from_report(report, artifact, device, ncu=ncu, when=out["when"]),
+            "seconds": round(time.perf_counter() - t0, 2), "launch": outcome.status}
+
+
+def from_report(path: str | Path, artifact: Any, device: str | None = None, *, ncu: str | None = None,
+                when: str | None = None) -> dict[str, Any]:
+    """The stalls payload of an ``.ncu-rep`` with SourceCounters (this workbench's, or one ncu wrote on another
+    machine for the same build of ``artifact``'s kernel), its samples placed on ``artifact``'s roles, lines and
+    SASS; read with ncu's ``extras/python``, else the ``ncu-report`` package (``pip install
+    tlx-workbench[profile]``: no GPU needed). ``when``: when the launch was profiled (not known of a report made
+    elsewhere). Never raises: a report it cannot read is the payload's reason."""
+    out = {**_base(device), "when": when, "report_file": str(path)}
     try:
-        samples = read_samples(report, ncu)
+        samples = read_samples(path, ncu)
         payload = _attribute(samples, artifact)
-    except (NcuMissing, ValueError) as e:
-        return {**out, "status": "error", "reason": str(e), "report_file": str(report)}
+    except (NcuMissing, ValueError, OSError) as e:
+        return {**out, "status": "error", "reason": str(e)}
     return {**out, "status": "ok", "kernel": samples.kernel, "device": samples.device or device,
-            "duration_ns": samples.duration_ns, "ncu_version": samples.version, "report_file": str(report),
-            "seconds": round(time.perf_counter() - t0, 2), "launch": outcome.status, **payload}
+            "duration_ns": samples.duration_ns, "ncu_version": samples.version, **payload}
 
 
 def _attribute(samples: Any, artifact: Any) -> dict[str, Any]:

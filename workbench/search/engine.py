@@ -469,8 +469,8 @@ class _Pipeline:
                 self._finish(i, status="compile-error", error=f"the compile took over {self.compile_timeout_s:.0f} s",
                              transient=True)
 
-    def _stop(self, why: str) -> None:
-        """Skip every candidate not yet compiled or run, saying ``why``."""
+    def _stop(self, why: str, note: str) -> None:
+        """Skip every candidate not yet compiled or run, saying ``why`` in their rows and ``note`` in the notes."""
         for ref, (i, _) in list(self.compiles.items()):
             self.ray.cancel(ref, force=True)
             self._finish(i, status="skipped", error=f"not compiled: {why}", transient=True)
@@ -478,7 +478,7 @@ class _Pipeline:
         for i in self.queue:
             self._finish(i, status="skipped", error=f"not run: {why}", transient=True)
         self.queue.clear()
-        self.notes.append(f"{why} after {time.perf_counter() - self.t0:.1f} s")
+        self.notes.append(f"{note} after {time.perf_counter() - self.t0:.1f} s")
 
     def _hung_enough(self) -> bool:
         c = self.state.counts
@@ -497,10 +497,11 @@ class _Pipeline:
         t_compile_end = None
         while self.compiles or self.queue or self.judging:
             if self._over_budget() and (self.compiles or self.queue):
-                self._stop(f"budget_s={self.budget_s} was reached")
+                self._stop(f"budget_s={self.budget_s} was reached", f"budget_s={self.budget_s} reached")
             elif self._hung_enough() and (self.compiles or self.queue):
-                self._stop(f"stopped once {self.stop_after_hangs} runs had hung or faulted (each costs the time "
-                           "limit and a fresh worker)")
+                why = (f"stopped once {self.stop_after_hangs} runs had hung or faulted (each costs the time limit and "
+                       "a fresh worker)")
+                self._stop(why, why)
             self._dispatch()
             waiting = list(self.compiles) + list(self.judging) + list(self.setups)
             if not waiting:

@@ -117,7 +117,9 @@ def _compile_remote(job: dict[str, Any]) -> dict[str, Any]:
                 out["kernels"].append(e.name)
                 out["findings"] += _findings(e)
     except Exception as e:
-        out["compile_error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:400] if str(e) else ''}"
+        hint = getattr(e, "hint", None)  # a WorkbenchError says what to do (e.g. a Triton 3.8 change)
+        out["compile_error"] = (f"{type(e).__name__}: {str(e).strip().splitlines()[0][:400] if str(e) else ''}"
+                                + (f" (hint: {hint[:300]})" if hint else ""))
     out["kernels"] = sorted(set(out["kernels"]))
     out["compile_s"] = round(time.perf_counter() - t0, 3)
     return out
