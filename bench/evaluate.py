@@ -97,6 +97,9 @@ def main() -> None:
                "overhead_per_candidate_s": round((ev["process_s"] - bare["process_s"]) / len(ev["rows"]), 3),
                "summed_s": {k: round(sum(sh.get(k) or 0 for r in ev["rows"] for sh in r["shapes"]), 2)
                             for k in ("judge_s", "timing_s")},  # where the evaluation's time went, summed
+               "judge_parts_s": {k: round(sum((sh.get("judge_parts_s") or {}).get(k) or 0 for r in ev["rows"]
+                                              for sh in r["shapes"]), 2)
+                                 for k in ("first_call_s", "trials_s", "refill_s")},
                "compile_s_summed": round(sum(r.get("compile_s") or 0 for r in ev["rows"]), 2),
                "run_s_summed": round(sum(r.get("run_s") or 0 for r in ev["rows"]), 2),  # the GPU worker's calls
                "phases": {k: ev["info"].get(k) for k in ("connect_s", "compiled_by_s")},

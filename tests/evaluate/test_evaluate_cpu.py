@@ -53,6 +53,9 @@ def test_every_candidate_gets_the_verdict_it_deserves(result):
             assert all(s["max_ulps"] is not None and s["max_ulps"] <= 8 for s in r["shapes"]), r["shapes"]
             assert all(s["judge_s"] > 0 and s["timing_s"] > 0 for s in r["shapes"]), r["shapes"]  # where time goes
             assert r["run_s"] >= sum(s["judge_s"] + s["timing_s"] for s in r["shapes"])
+            for s in r["shapes"]:  # the judging's parts: the first call (the JIT's compile), the trials, the refill
+                parts = s["judge_parts_s"]
+                assert parts["trials_s"] > 0 and abs(sum(parts.values()) - s["judge_s"]) < 0.01, s
         else:
             assert r["status"] in ("failed", "rejected", "compile-error"), (name, r)
             assert any(phrase in why for why in r["reasons"]), (name, r["reasons"])

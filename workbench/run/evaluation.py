@@ -386,12 +386,14 @@ def _shape(cand: Callable[..., Any], ref: _Reference, make: Callable[..., Any], 
     t0 = clock.perf()
     # a first call, not judged: what a library does once per problem (tuning, checking its configs) happens here
     _call_candidate(cand, ref, _Guarded(tuple(make(shape, int(job.get("seed", 0)) + 999, device))), device != "cpu")
+    parts = {"first_call_s": clock.perf() - t0}  # the JIT's compile for this shape is in it
     for k in range(int(job.get("trials", 5))):
         inputs = tuple(make(shape, int(job.get("seed", 0)) + k, device))
         t = _trial(cand, ref, inputs, job, prev)
         trials.append(t)
         guards += [g for g in t.guards if g not in guards]
         prev = t
+    parts["trials_s"] = clock.perf() - t0 - parts["first_call_s"]
     row = {"shape": shape, **_verdict_row(trials), "kernels": sorted(set(trials[-1].kernels))}
     ok = row["passed"] == row["trials"] and not guards
     if ok:  # the same addresses, new values: a result cached by address is caught here
@@ -409,6 +411,8 @@ def _shape(cand: Callable[..., Any], ref: _Reference, make: Callable[..., Any], 
         guards.append(f"replaced {', '.join(changed[:6])} (timers and torch are the harness's)")
         watch.restore()
     row["judge_s"] = round(clock.perf() - t0, 3)  # where an evaluation's time goes: judging, then timing
+    parts["refill_s"] = row["judge_s"] - parts["first_call_s"] - parts["trials_s"]
+    row["judge_parts_s"] = {k: round(v, 3) for k, v in parts.items()}  # the first call, the trials, the refill check
     if row["passed"] == row["trials"] and not guards and job.get("timing", True):
         t0 = clock.perf()
         inputs = tuple(make(shape, int(job.get("seed", 0)), device))
