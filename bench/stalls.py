@@ -1,11 +1,12 @@
-"""`%%tlx --stalls` as a user runs it, on the library's GEMM and attention and on one of Meta's TLX kernels.
+"""`%%tlx --stalls` as a user runs it, on the library's GEMM and attention and on Meta's TLX GEMM and FA forward.
 
 Each kernel: a plain cell makes the inputs and calls the public function once (its tuning and compile), then a
 ``%%tlx --stalls --bench --quiet`` cell calls it again; the cell's wall time and the stalls payload are recorded: the
 share of samples placed on a role and a line (all, and inside the SASS loops), the roles' stall reasons, the
 hottest lines. The ``.ncu-rep`` files are copied beside the JSON (``--keep``), to open in Nsight Compute or to
-serve as test data. Last, ``workbench.compare`` of Meta's GEMM and ours (time, stall reasons ranked by the time
-they explain, the hottest loops' instruction mix). Needs a CUDA GPU and Nsight Compute.
+serve as test data. Last, ``workbench.compare`` of Meta's GEMM and ours and of Meta's persistent ping-pong FA and
+ours (time, stall reasons ranked by the time they explain, the hottest loops' instruction mix): issue 34's why is
+our attention slower. Needs a CUDA GPU and Nsight Compute.
 
     python3 bench/stalls.py --json bench/results/stalls-h200-DATE.json
 """
@@ -34,7 +35,15 @@ CASES = {
     "attention_B4_H32_S4096_D128": (
         "q, k, v = mt.inputs('attention', (4, 32, 4096, 128), torch.bfloat16)\no = attention.attention(q, k, v)",
         "o = attention.attention(q, k, v)"),
+    "meta_fa_pingpong_persistent_B4_H32_S4096_D128": (  # Meta's fastest FA forward, 0.95x ahead of ours (issue 34)
+        "q, k, v = mt.inputs('attention', (4, 32, 4096, 128), torch.bfloat16)\n"
+        "o = mt.host_call('hopper_fa_ws_pipelined_pingpong_persistent', q, k, v)",
+        "o = mt.host_call('hopper_fa_ws_pipelined_pingpong_persistent', q, k, v)"),
 }
+#: workbench.compare of Meta's kernel (before) and ours (after), each where both ran: the JSON key, the two cases
+COMPARED = [("compare_meta_to_ours", "meta_hopper_gemm_ws_4096", "gemm_ws_cooperative_4096"),
+            ("compare_meta_fa_to_ours", "meta_fa_pingpong_persistent_B4_H32_S4096_D128",
+             "attention_B4_H32_S4096_D128")]
 
 
 def run_case(ip: Any, name: str, keep: Path | None, kept: dict[str, Any]) -> dict[str, Any]:
@@ -93,13 +102,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<32} {row.get('status')!s:<7} cell {row['cell_s']:6.1f} s  samples {row.get('samples')}  "
               f"role+line {m.get('role_and_line')}  loop {m.get('loop_role_and_line')}  {row.get('reason') or ''}",
               flush=True)
-        ours, meta = kept.get("gemm_ws_cooperative_4096"), kept.get("meta_hopper_gemm_ws_4096")
-        if ours is not None and meta is not None and "compare_meta_to_ours" not in doc:
-            import workbench  # our GEMM against Meta's, as workbench.compare shows it
+        for key, before, after in COMPARED:  # ours against Meta's, as workbench.compare shows it
+            if kept.get(before) is not None and kept.get(after) is not None and key not in doc:
+                import workbench
 
-            c = workbench.compare(meta, ours)
-            doc["compare_meta_to_ours"] = c.data
-            print(c, flush=True)
+                c = workbench.compare(kept[before], kept[after])
+                doc[key] = c.data
+                print(c, flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps(doc, indent=1, default=str))
     return 0
