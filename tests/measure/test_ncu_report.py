@@ -52,5 +52,7 @@ def test_a_report_made_elsewhere_becomes_the_reports_stalls_payload_and_a_missin
     validate(d)
     [shown] = [x for x in d["measurements"] if x["kind"] == "stalls"]
     assert "samples" in shown["summary"] and "%" in shown["summary"]
+    other = from_report(REPORT, mt.case("hopper_gemm_pipelined").compile())  # another kernel's build
+    assert other["status"] == "error" and "the report profiled matmul_kernel_tlx_ws" in other["reason"], other
     gone = from_report(tmp_path / "none.ncu-rep", art)
     assert gone["status"] == "error" and "none.ncu-rep" in (gone["reason"] or "") + gone["report_file"]

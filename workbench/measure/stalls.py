@@ -83,6 +83,11 @@ def from_report(path: str | Path, artifact: Any, device: str | None = None, *, n
         payload = _attribute(samples, artifact)
     except (NcuMissing, ValueError, OSError) as e:
         return {**out, "status": "error", "reason": str(e)}
+    placed = (payload.get("mapped") or {}).get("instruction") or 0.0
+    if samples.kernel != artifact.name and placed < 0.9:  # another kernel's report (or another build's)
+        return {**out, "status": "error", "kernel": samples.kernel,
+                "reason": f"the report profiled {samples.kernel}, not {artifact.name}: {placed:.0%} of its samples "
+                          "fall on this build's instructions (profile this build, or give its own Artifact)"}
     return {**out, "status": "ok", "kernel": samples.kernel, "device": samples.device or device,
             "duration_ns": samples.duration_ns, "ncu_version": samples.version, **payload}
 
