@@ -143,12 +143,8 @@ def instruction_roles(code: Sass, sass_lines: dict[int, list[int]], roles: list[
     role of the code that branches to it."""
     instrs = code.instrs
     own = [_role_of(sass_lines.get(x.line, []), x, roles) for x in instrs]
-    tasks = [r if r not in (None, SETUP, SHARED) else None for r in own]
-    out: list[str | None] = []
-    for i, r in enumerate(own):
-        if r == SHARED:
-            r = next((t for t in reversed(tasks[:i]) if t), None) or next((t for t in tasks[i + 1:] if t), None)
-        out.append(r)
+    before, after = _nearest_task(own), _nearest_task(own[::-1])[::-1]
+    out = [(before[i] or after[i]) if r == SHARED else r for i, r in enumerate(own)]
     entries: dict[int, list[int]] = {}  # block head -> the branches into it
     for i, x in enumerate(instrs):
         if x.target in code.labels:
@@ -163,6 +159,16 @@ def instruction_roles(code: Sass, sass_lines: dict[int, list[int]], roles: list[
         if len(owners) == 1:
             out[head:end + 1] = [owners.pop()] * (end + 1 - head)
     return {x.address: r for x, r in zip(instrs, out, strict=True)}
+
+
+def _nearest_task(own: list[str | None]) -> list[str | None]:
+    """For each position, the last task role at or before it (setup and shared lines are not a task's)."""
+    out, last = [], None
+    for r in own:
+        if r not in (None, SETUP, SHARED):
+            last = r
+        out.append(last)
+    return out
 
 
 def attribute(by_pc: dict[int, dict[str, int]], pc_sass: dict[int, str], sass_text: str,
