@@ -98,6 +98,9 @@ def _require_token_auth() -> None:
 # held while Ray starts: by connect(), or from start to end by the background start (search.warm), which takes it
 # in the thread that starts it and lets it go in its own (a plain Lock allows that)
 CONNECT_LOCK = threading.Lock()
+#: what ray.init says when its raylet or GCS did not come up in time (a loaded machine: seen twice in a fresh clone's
+#: suite on 2 cores: "The current node timed out during startup", and the GCS port file not written in time)
+_SLOW_START = ("timed out during startup", "GCS has become overloaded", "gcs_server_port")
 
 
 def connect(cluster: str | None = None, num_cpus: int | None = None,
@@ -138,11 +141,16 @@ def connect_held(cluster: str | None, num_cpus: int | None = None) -> dict[str, 
             kw["num_cpus"] = num_cpus  # else all cores (or the cluster `ray start` left running on this machine)
         if not address:
             _require_token_auth()
-        try:
-            ray.init(address=address, **kw)
-        except Exception as e:
-            raise ClusterError(f"Ray could not start{' or join ' + address if address else ''}: "
-                               f"{type(e).__name__}: {e}") from None
+        for attempt in (1, 2):
+            try:
+                ray.init(address=address, **kw)
+                break
+            except Exception as e:
+                if attempt == 1 and not address and any(w in str(e) for w in _SLOW_START):
+                    ray.shutdown()  # a loaded machine: Ray's own processes came up too slowly; once more
+                    continue
+                raise ClusterError(f"Ray could not start{' or join ' + address if address else ''}: "
+                                   f"{type(e).__name__}: {e}") from None
         _CONNECTED["address"] = address
     res = ray.cluster_resources()
     nodes = [n for n in ray.nodes() if n.get("Alive")]
