@@ -6,7 +6,10 @@ on a CPU (tests/search/test_racy_kernels.py).
 1. ``ring_sum`` BUG 3: the consumer releases its slot before it reads it (write after read);
 2. ``ring_sum`` BUG 4: the consumer never waits for the data (read before the copy lands);
 3. ``ring_sum`` BUG 5: the producer expects half the bytes its copy brings (the wait passes half-way);
-4. ``mma_ring`` EARLY_RELEASE: the slot a wgmma reads is released before its wait (tests/check/ring_kernels.py);
+4. ``mma_pipe`` BUG 1: the consumer keeps a wgmma in flight (``async_dot_wait(1)``, as fast GEMMs do) and releases
+   the slot of the dot just issued, not of the one the wait completed (a 64x256x128 dot reads for ~1000 cycles
+   while the producer's next copy lands in that slot). tests/check/ring_kernels.py's ``mma_ring`` has the same
+   bug with a dot too short (64x64x64) for a copy to land inside it: 0 of 50 runs differed on an H100;
 5. ``handoff`` BUG 1: a named-barrier hand-off counted for one warpgroup, not both (the reader never waits);
 6. ``staged_store`` BUG 1: no proxy fence between the threads' shared-memory stores and the TMA store that reads
    them.
@@ -21,7 +24,6 @@ from typing import Any
 import triton
 import triton.language as tl
 import triton.language.extra.tlx as tlx
-from check.ring_kernels import mma_ring
 from search_kernels import ring_sum
 
 
@@ -66,6 +68,38 @@ def staged_store(x_ptr, out_desc, ITERS: tl.constexpr, BM: tl.constexpr, BN: tl.
         tlx.async_descriptor_store_wait(0)
 
 
+@triton.jit
+def mma_pipe(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+             STAGES: tl.constexpr, BUG: tl.constexpr = 0):
+    """A GEMM ring whose consumer keeps one wgmma in flight: after ``async_dot_wait(1)`` the previous dot is done
+    and its slot may be released; the dot just issued still reads its own."""
+    a = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    b = tlx.local_alloc((BK, BN), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                tlx.barrier_wait(empty[s], ((k // STAGES) & 1) ^ 1)
+                tlx.barrier_expect_bytes(full[s], (BM * BK + BK * BN) * 2)
+                tlx.async_descriptor_load(a_desc, a[s], [0, k * BK], full[s])
+                tlx.async_descriptor_load(b_desc, b[s], [k * BK, 0], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BN], tl.float32)
+            for k in tl.range(0, K // BK, num_stages=0):  # no compiler pipelining: the waits are ours
+                s = k % STAGES
+                tlx.barrier_wait(full[s], (k // STAGES) & 1)
+                acc = tlx.async_dot(a[s], b[s], acc)
+                acc = tlx.async_dot_wait(1, acc)  # the previous dot is done; this one may still read slot s
+                if BUG:
+                    tlx.barrier_arrive(empty[s])  # BUG 1: the slot the dot in flight reads
+                elif k > 0:
+                    tlx.barrier_arrive(empty[(k - 1) % STAGES])
+            acc = tlx.async_dot_wait(0, acc)
+            c_desc.store([0, 0], acc.to(tlx.dtype_of(c_desc)))
+
+
 @dataclass
 class Case:
     """One kernel of the set: ``make(device)`` gives the launch's positional arguments, ``reference(*args)`` the
@@ -97,7 +131,7 @@ def _ring_expected(d, o, k):
     return d.base.float().reshape(BM, K_RING // BK, BK).sum(1).half()
 
 
-K_MMA, BN = 2048, 64
+K_MMA, BN, BK_MMA = 4096, 256, 128
 
 
 def _mma_args(device: str) -> tuple:
@@ -107,7 +141,8 @@ def _mma_args(device: str) -> tuple:
     a = torch.randn(BM, K_MMA, dtype=torch.float16, device=device) / 8
     b = torch.randn(K_MMA, BN, dtype=torch.float16, device=device) / 8
     c = torch.empty(BM, BN, dtype=torch.float16, device=device)
-    return (TensorDescriptor(a, [BM, K_MMA], [K_MMA, 1], [BM, BK]), TensorDescriptor(b, [K_MMA, BN], [BN, 1], [BK, BN]),
+    return (TensorDescriptor(a, [BM, K_MMA], [K_MMA, 1], [BM, BK_MMA]),
+            TensorDescriptor(b, [K_MMA, BN], [BN, 1], [BK_MMA, BN]),
             TensorDescriptor(c, [BM, BN], [BN, 1], [BM, BN]), K_MMA)
 
 
@@ -134,7 +169,7 @@ def _staged_args(device: str) -> tuple:
 
 
 RING = {"BM": BM, "BK": BK, "STAGES": 3}
-MMA = {"BM": BM, "BN": BN, "BK": BK, "STAGES": 3}
+MMA = {"BM": BM, "BN": BN, "BK": BK_MMA, "STAGES": 2}  # 2 x 80 KiB of slots
 
 
 def cases(racy: bool) -> list[Case]:
@@ -143,8 +178,8 @@ def cases(racy: bool) -> list[Case]:
             ("ring-no-full-wait", "no wait for the data", 4),
             ("ring-expect-half", "an expect-bytes of half the copy", 5)]
     out = [Case(name, what, ring_sum, _ring_args, _ring_expected, {**RING, "BUG": bug}) for name, what, bug in ring]
-    out += [Case("mma-release-before-wait", "the wgmma's slot released before its wait", mma_ring, _mma_args,
-                 _mma_expected, {**MMA, "EARLY_RELEASE": 1}),
+    out += [Case("mma-release-before-wait", "the wgmma's slot released before its wait", mma_pipe, _mma_args,
+                 _mma_expected, {**MMA, "BUG": 1}),
             Case("named-barrier-miscount", "a hand-off counted for one warpgroup", handoff, _handoff_args,
                  lambda x, o: x, {"ITERS": ITERS, "BLOCK": BLOCK, "BUG": 1}),
             Case("store-without-proxy-fence", "no proxy fence before the TMA store", staged_store, _staged_args,
@@ -155,6 +190,6 @@ def cases(racy: bool) -> list[Case]:
     for c in out:
         if c.kernel is ring_sum and correct and correct[0].kernel is ring_sum:
             continue  # one correct ring
-        fixed = {k: (0 if k in ("BUG", "EARLY_RELEASE") else v) for k, v in c.constexprs.items()}
+        fixed = {k: (0 if k == "BUG" else v) for k, v in c.constexprs.items()}
         correct.append(Case(f"{c.kernel.__name__}-correct", "correct", c.kernel, c.make, c.reference, fixed, c.grid))
     return correct

@@ -29,4 +29,4 @@ def test_each_kernel_of_the_racy_set_compiles_plain_and_delayed(case):
 def test_six_racy_kernels_and_one_correct_one_per_kernel():
     racy, correct = R.cases(True), R.cases(False)
     assert len(racy) == 6 and len({c.name for c in racy}) == 6
-    assert [c.kernel.__name__ for c in correct] == ["ring_sum", "mma_ring", "handoff", "staged_store"]
+    assert [c.kernel.__name__ for c in correct] == ["ring_sum", "mma_pipe", "handoff", "staged_store"]
