@@ -6,10 +6,11 @@ on a CPU (tests/search/test_racy_kernels.py).
 1. ``ring_sum`` BUG 3: the consumer releases its slot before it reads it (write after read);
 2. ``ring_sum`` BUG 4: the consumer never waits for the data (read before the copy lands);
 3. ``ring_sum`` BUG 5: the producer expects half the bytes its copy brings (the wait passes half-way);
-4. ``mma_pipe`` BUG 1: the consumer keeps a wgmma in flight (``async_dot_wait(1)``, as fast GEMMs do) and releases
-   the slot of the dot just issued, not of the one the wait completed (a 64x256x128 dot reads for ~1000 cycles
-   while the producer's next copy lands in that slot). tests/check/ring_kernels.py's ``mma_ring`` has the same
-   bug with a dot too short (64x64x64) for a copy to land inside it: 0 of 50 runs differed on an H100;
+4. ``mma_pipe`` BUG 1: the consumer (two warpgroups, a 128x256x64 dot: ~1000 tensor-core cycles against a 48 KiB
+   copy) releases the slot of the dot it just issued before waiting for the one before it, so the producer's next
+   copy may land while that dot still reads. (tests/check/ring_kernels.py's ``mma_ring`` has the bug with a 64x64x64
+   dot that ends before any copy lands: 0 of 50 runs differed on an H100, nor did a 64x256x128 dot released after
+   ``async_dot_wait(1)``: a copy per dot that takes as long as the dot);
 5. ``handoff`` BUG 1: a named-barrier hand-off counted for one warpgroup, not both (the reader never waits);
 6. ``staged_store`` BUG 1: no proxy fence between the threads' shared-memory stores and the TMA store that reads
    them.
@@ -71,12 +72,14 @@ def staged_store(x_ptr, out_desc, ITERS: tl.constexpr, BM: tl.constexpr, BN: tl.
 @triton.jit
 def mma_pipe(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
              STAGES: tl.constexpr, BUG: tl.constexpr = 0):
-    """A GEMM ring whose consumer keeps one wgmma in flight: after ``async_dot_wait(1)`` the previous dot is done
-    and its slot may be released; the dot just issued still reads its own."""
-    a = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    """A GEMM ring whose two consumer warpgroups (each half of the BM rows, as ws_cooperative's) keep one wgmma in
+    flight: after ``async_dot_wait(1)`` the previous dot is done and its slot may be released (each consumer
+    arrives once); the dot just issued still reads its own (and may not have started)."""
+    HALF: tl.constexpr = BM // 2
+    a = tlx.local_alloc((HALF, BK), tl.float16, 2 * STAGES)  # [s] top half, [STAGES + s] bottom half
     b = tlx.local_alloc((BK, BN), tl.float16, STAGES)
     full = tlx.alloc_barriers(STAGES, arrive_count=1)
-    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=2)
     with tlx.async_tasks():
         with tlx.async_task("default"):
             for k in range(0, K // BK):
@@ -84,20 +87,22 @@ def mma_pipe(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: 
                 tlx.barrier_wait(empty[s], ((k // STAGES) & 1) ^ 1)
                 tlx.barrier_expect_bytes(full[s], (BM * BK + BK * BN) * 2)
                 tlx.async_descriptor_load(a_desc, a[s], [0, k * BK], full[s])
+                tlx.async_descriptor_load(a_desc, a[STAGES + s], [HALF, k * BK], full[s])
                 tlx.async_descriptor_load(b_desc, b[s], [k * BK, 0], full[s])
-        with tlx.async_task(num_warps=4):
-            acc = tl.zeros([BM, BN], tl.float32)
+        with tlx.async_task(num_warps=4, replicate=2):
+            cid = tlx.async_task_replica_id()
+            acc = tl.zeros([HALF, BN], tl.float32)
             for k in tl.range(0, K // BK, num_stages=0):  # no compiler pipelining: the waits are ours
                 s = k % STAGES
                 tlx.barrier_wait(full[s], (k // STAGES) & 1)
-                acc = tlx.async_dot(a[s], b[s], acc)
-                acc = tlx.async_dot_wait(1, acc)  # the previous dot is done; this one may still read slot s
+                acc = tlx.async_dot(a[cid * STAGES + s], b[s], acc)
                 if BUG:
-                    tlx.barrier_arrive(empty[s])  # BUG 1: the slot the dot in flight reads
-                elif k > 0:
+                    tlx.barrier_arrive(empty[s])  # BUG 1: the slot of the dot just issued, maybe not yet started
+                acc = tlx.async_dot_wait(1, acc)  # the previous dot is done; this one may still read slot s
+                if not BUG and k > 0:
                     tlx.barrier_arrive(empty[(k - 1) % STAGES])
             acc = tlx.async_dot_wait(0, acc)
-            c_desc.store([0, 0], acc.to(tlx.dtype_of(c_desc)))
+            c_desc.store([cid * HALF, 0], acc.to(tlx.dtype_of(c_desc)))
 
 
 @dataclass
@@ -131,19 +136,20 @@ def _ring_expected(d, o, k):
     return d.base.float().reshape(BM, K_RING // BK, BK).sum(1).half()
 
 
-K_MMA, BN, BK_MMA = 4096, 256, 128
+K_MMA, BM_MMA, BN_MMA, BK_MMA = 4096, 128, 256, 64
+BN = 64  # the staged store's tile width
 
 
 def _mma_args(device: str) -> tuple:
     import torch
     from triton.tools.tensor_descriptor import TensorDescriptor
 
-    a = torch.randn(BM, K_MMA, dtype=torch.float16, device=device) / 8
-    b = torch.randn(K_MMA, BN, dtype=torch.float16, device=device) / 8
-    c = torch.empty(BM, BN, dtype=torch.float16, device=device)
-    return (TensorDescriptor(a, [BM, K_MMA], [K_MMA, 1], [BM, BK_MMA]),
-            TensorDescriptor(b, [K_MMA, BN], [BN, 1], [BK_MMA, BN]),
-            TensorDescriptor(c, [BM, BN], [BN, 1], [BM, BN]), K_MMA)
+    a = torch.randn(BM_MMA, K_MMA, dtype=torch.float16, device=device) / 8
+    b = torch.randn(K_MMA, BN_MMA, dtype=torch.float16, device=device) / 8
+    c = torch.empty(BM_MMA, BN_MMA, dtype=torch.float16, device=device)
+    return (TensorDescriptor(a, [BM_MMA, K_MMA], [K_MMA, 1], [BM_MMA // 2, BK_MMA]),
+            TensorDescriptor(b, [K_MMA, BN_MMA], [BN_MMA, 1], [BK_MMA, BN_MMA]),
+            TensorDescriptor(c, [BM_MMA, BN_MMA], [BN_MMA, 1], [BM_MMA // 2, BN_MMA]), K_MMA)
 
 
 def _mma_expected(a, b, c, k):
@@ -169,7 +175,7 @@ def _staged_args(device: str) -> tuple:
 
 
 RING = {"BM": BM, "BK": BK, "STAGES": 3}
-MMA = {"BM": BM, "BN": BN, "BK": BK_MMA, "STAGES": 2}  # 2 x 80 KiB of slots
+MMA = {"BM": BM_MMA, "BN": BN_MMA, "BK": BK_MMA, "STAGES": 2}  # 2 x 48 KiB of slots
 
 
 def cases(racy: bool) -> list[Case]:
