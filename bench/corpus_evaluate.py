@@ -27,7 +27,7 @@ import corpus_ops as co  # noqa: E402
 from judge import evaluate_op, op_arguments  # noqa: E402
 from recordings import versions, write_result  # noqa: E402
 
-CASES = ROOT / "bench" / "corpus_eval_cases.py"
+CASES = ROOT / "testbed" / "corpus_eval_cases.py"
 
 
 def _summary(rows: list[dict], finished: bool, t0: float) -> dict:

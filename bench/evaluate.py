@@ -28,7 +28,7 @@ sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "testbed")]
 
 from recordings import versions, write_result  # noqa: E402
 
-CASES = ROOT / "bench" / "judge_cases.py"
+CASES = ROOT / "testbed" / "judge_cases.py"
 SHAPES = [("float16", 4096, 4096, 4096), ("float16", 2048, 2048, 2048), ("float16", 1000, 1000, 999)]
 
 

@@ -30,7 +30,7 @@ if ls .ray/ray-*-slim.tar.xz >/dev/null 2>&1 && [ ! -f /tmp/ray-site/.ready ]; t
 fi
 # .whl: what every part needs (jsonschema ...); .whl-nb: the notebook stack (nbclient, ipykernel, IPython, plotly ...)
 # that the tutorials, isolation and export parts need; apart, so that a first call can carry .t38 with .whl alone
-wheels=$(ls .whl/*.whl .whl-nb/*.whl 2>/dev/null)
+wheels=$(ls .whl/*.whl .whl-nb/*.whl 2>/dev/null | awk -F/ '!seen[$NF]++')  # a wheel in both folders once
 if [ -n "$wheels" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $wheels \
     >"$OUTDIR/logs/pip.log" 2>&1 || echo "wheel install failed (see logs/pip.log)"

@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "testbed")]
 import judge_cases as J  # noqa: E402
 from recordings import versions, write_result  # noqa: E402
 
-CASES = ROOT / "bench" / "judge_cases.py"
+CASES = ROOT / "testbed" / "judge_cases.py"
 ADVERSARIAL = ROOT / "tests" / "evaluate" / "candidates.py"
 ADVERSARIAL_CPU_ONLY_OK = {"correct"}
 

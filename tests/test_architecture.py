@@ -205,3 +205,17 @@ def test_no_test_imports_a_bench_script():
         for name in names & scripts:
             loaded.setdefault(name, set()).add(str(path.relative_to(ROOT)))
     assert not loaded, loaded
+
+
+def test_every_file_a_bench_script_names_exists():
+    """A bench script's ``ROOT / "dir" / "file.py"`` (cases, notebooks) names a file of this tree: the move of the
+    shared cases to testbed/ left bench/evaluate.py pointing at bench/judge_cases.py, found on the GPU only."""
+    import re
+
+    missing = []
+    for path in (ROOT / "bench").glob("*.py"):
+        for parts in re.findall(r'ROOT((?:\s*/\s*"[\w.-]+")+)', path.read_text()):
+            rel = Path(*re.findall(r'"([\w.-]+)"', parts))
+            if rel.suffix in (".py", ".ipynb") and not (ROOT / rel).exists():
+                missing.append(f"{path.name}: {rel}")
+    assert not missing, missing
