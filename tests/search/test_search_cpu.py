@@ -377,7 +377,8 @@ def test_a_stress_run_compiles_one_delayed_build_per_seed_and_says_it_needs_a_gp
     assert list(t["seed"]) == [1, 2, 3, 4] and set(t["status"]) == {"compiled"}, t.to_string()
     subsets = [frozenset(s.split(", ")) for s in t["delayed"].fillna("")]
     assert len(set(subsets)) >= 3, subsets  # each seed sleeps at its own sites
-    assert all(site.split("@")[0] in ("wait", "arrive", "tma", "named-barrier") for s in subsets for site in s if site)
+    kinds = ("wait", "arrive", "after-arrive", "tma", "named-barrier")
+    assert all(site.split("@")[0] in kinds for s in subsets for site in s if site)
     assert r.info["stress"]["ran"] == 0
     assert any(n.startswith("stress: 4 delayed builds compiled; nothing ran") for n in r.info["notes"])
 

@@ -9,6 +9,10 @@ through the stages hook (``stages_hook.chained``; the user's source is untouched
 - TMA copy (``cp.async.bulk.tensor``), async dot wait (``wgmma.wait_group``),
 - named-barrier sync or arrive (``bar.sync`` / ``bar.arrive`` / ``barrier.*``),
 
+and *after* every mbarrier arrive (kind ``after-arrive``): a sleep there holds the arriving warps back after they
+released a slot, so that a read the code makes after its release (a slot released too early) meets the producer's
+next copy (a sleep before the arrive only gives the read more time),
+
 each *site* that the seed enables (``share`` of them, a different subset per seed, so that a race can be pinned to
 the delays that make it show) gets a ``nanosleep`` of a per-thread pseudo-random length below ``max_ns`` (from the
 SM clock, mixed with a per-site salt). Each site is named by its kind and the user's line: its TTGIR op's where
@@ -35,6 +39,7 @@ KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("dot-wait", re.compile(r"^\s*(?:@!?%?\w+\s+)?wgmma\.wait_group\b")),
     ("named-barrier", re.compile(r"^\s*(?:@!?%?\w+\s+)?(?:bar|barrier)(?:\.cta)?\.(?:sync|arrive|red)\b")),
 ]
+AFTER = {"arrive": "after-arrive"}  # kinds that also get a site right after the instruction
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+")
 _ENTRY = re.compile(r"^\s*\.(?:visible\s+)?\.entry\s+(\w+)")
@@ -75,7 +80,7 @@ class DelayPlan:
         return self
 
     def key(self) -> str:
-        return f"workbench-delays-v1 seed={self.seed} max_ns={self.max_ns} share={self.share}"
+        return f"workbench-delays-v2 seed={self.seed} max_ns={self.max_ns} share={self.share}"
 
 
 def insert_delays(ptx: str, plan: DelayPlan, filename: str | None = None, *, insert: bool = True) -> str:
@@ -95,14 +100,20 @@ def insert_delays(ptx: str, plan: DelayPlan, filename: str | None = None, *, ins
         if _ENTRY.match(text):
             line = None
         kind = next((k for k, rx in KINDS if rx.match(text)), None)
-        if kind is not None:
-            rng = random.Random(plan.seed * 1_000_003 + len(plan.sites))
-            site = Site(len(plan.sites), kind, line, n, rng.random() < plan.share, rng.getrandbits(31) | 1)
-            plan.sites.append(site)
-            if site.delayed and insert:
-                out.extend(_sleep(site, mask, plan.max_ns))
+        if kind is not None and (site := _site(plan, kind, line, n)).delayed and insert:
+            out.extend(_sleep(site, mask, plan.max_ns))
         out.append(text)
+        if kind in AFTER and (site := _site(plan, AFTER[kind], line, n)).delayed and insert:
+            out.extend(_sleep(site, mask, plan.max_ns))
     return "\n".join(out) + ("\n" if ptx.endswith("\n") else "")
+
+
+def _site(plan: DelayPlan, kind: str, line: int | None, ptx_line: int) -> Site:
+    """The plan's next site (whether the seed delays it, and its salt, drawn from the seed and its index)."""
+    rng = random.Random(plan.seed * 1_000_003 + len(plan.sites))
+    site = Site(len(plan.sites), kind, line, ptx_line, rng.random() < plan.share, rng.getrandbits(31) | 1)
+    plan.sites.append(site)
+    return site
 
 
 _TTGIR_KINDS = {"ttng.wait_barrier": "wait", "ttng.barrier_expect": "arrive", "ttng.arrive_barrier": "arrive",
@@ -124,6 +135,9 @@ def _ttgir_lines(sites: list[Site], ttgir: str, filename: str | None) -> None:
         if kind:
             own = [loc.line for loc in op.locs if filename is None or loc.file == filename]
             ops.setdefault(kind, []).append(own[0] if own else None)
+    for kind, after in AFTER.items():
+        if kind in ops:
+            ops[after] = ops[kind]
     for kind, lines in ops.items():
         mine = [s for s in sites if s.kind == kind]
         if len(mine) == len(lines):

@@ -147,8 +147,8 @@ ARGUMENTS = [
         default=None,
         metavar="N",
         help="run the cell's launch N times, each a build with pseudo-random sleeps before its mbarrier waits and "
-        "arrives, TMA copies, wgmma waits and named barriers (seed 1..N), on one draw of fresh inputs in isolated GPU "
-        "workers, "
+        "arrives (and after its arrives), TMA copies, wgmma waits and named barriers (seed 1..N), on one draw of "
+        "fresh inputs in isolated GPU workers, "
         "judged by --check: how many runs differ, the seed that reproduces it, the delays that go with the failures "
         "(workbench.stress; needs a GPU)",
     ),

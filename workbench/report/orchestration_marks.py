@@ -31,7 +31,8 @@ __all__ = ["NEVER_COMPLETES", "READ_TOO_EARLY", "SITE_OPS", "decorate"]
 NEVER_COMPLETES = {"wait-never-completes", "hang", "expect-bytes", "arrive-count"}
 READ_TOO_EARLY = {"read-before-write", "slot-reuse", "first-wait-passes", "phase-flip"}
 #: the orchestration ops of each kind of synchronisation site (``workbench.compile.delays.KINDS``)
-SITE_OPS = {"wait": {"wait"}, "arrive": {"arrive", "warp_arrive", "expect"}, "tma": {"tma_load", "tma_store"},
+SITE_OPS = {"wait": {"wait"}, "arrive": {"arrive", "warp_arrive", "expect"},
+            "after-arrive": {"arrive", "warp_arrive", "expect"}, "tma": {"tma_load", "tma_store"},
             "dot-wait": {"mma_wait"}, "named-barrier": {"named_wait", "named_arrive"}}
 TELLING = 3  # stress sites marked at most
 

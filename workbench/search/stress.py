@@ -1,8 +1,8 @@
-"""Races made to show: one launch run ``runs`` times, each a build of its own with pseudo-random sleeps before its
-synchronisation points (``workbench.compile.delays``, seed i + 1 for run i), on the judge's fresh inputs (one draw
-for all the runs, as for a search's candidates) in an isolated worker and judged against the reference: the
-search's pipeline (``search(..., delays=...)``) over seeds instead of configs. A race the plain runs never show (a
-slot released before it is read) shows in the runs whose delays open its window.
+"""Races made to show: one launch run ``runs`` times, each a build of its own with pseudo-random sleeps at its
+synchronisation points (before each, and after each mbarrier arrive) (``workbench.compile.delays``, seed i + 1 for
+run i), on the judge's fresh inputs (one draw for all the runs, as for a search's candidates) in an isolated worker
+and judged against the reference: the search's pipeline (``search(..., delays=...)``) over seeds instead of configs.
+A race the plain runs never show (a slot released before it is read) shows in the runs whose delays open its window.
 
 What the runs showed: ``workbench.search.stress_summary`` (``info["stress"]`` and a note of the result).
 """
