@@ -94,3 +94,37 @@ def test_a_correct_kernel_with_structured_inputs_or_a_scalar_output_passes(op):
                    trials=2, rounds=1, progress=False)
     (row,) = res.rows
     assert row["status"] == "passed", row["reasons"]
+
+
+def test_the_input_maker_runs_once_per_shape_and_seed_and_every_call_gets_its_own_copy():
+    """An evaluation asks every candidate for the same seeds: the maker runs once per (shape, seed) in a worker,
+    each call gets fresh tensors of the same values (a write into one reaches neither the cache nor the next), and
+    a maker whose inputs alias each other is called every time."""
+    import torch
+
+    from workbench.run.evaluation import _Inputs
+
+    calls = []
+
+    def make(shape, seed, device):
+        calls.append((shape, seed))
+        g = torch.Generator().manual_seed(seed)
+        return torch.randn(shape, generator=g), torch.randn(shape, generator=g), 3
+
+    inputs = _Inputs()
+    a = inputs(make, "m", (8,), 1, "cpu")
+    a[0].zero_()
+    b = inputs(make, "m", (8,), 1, "cpu")
+    c = inputs(make, "m", (8,), 2, "cpu")
+    assert calls == [((8,), 1), ((8,), 2)] and (inputs.hits, inputs.misses) == (1, 2)
+    fresh = make((8,), 1, "cpu")
+    assert torch.equal(b[0], fresh[0]) and torch.equal(b[1], fresh[1]) and b[2] == 3
+    assert b[0].data_ptr() != a[0].data_ptr() and not torch.equal(b[0], c[0])
+
+    def aliased(shape, seed, device):
+        x = torch.randn(2 * shape[0])
+        return x[: shape[0]], x[shape[0]:]
+
+    for _ in range(2):
+        inputs(aliased, "v", (4,), 1, "cpu")
+    assert inputs.misses == 4

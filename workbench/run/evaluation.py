@@ -6,7 +6,8 @@ candidate alone). A candidate and the reference are Python callables (``"file.py
 ``workbench.compile.portable`` bytes) taking the inputs ``make_inputs(shape, seed, device)`` returns and returning
 the output(s). For each trial, in this order:
 
-1. fresh inputs (the trial's seed), each tensor placed between canary bytes; a copy of them kept aside;
+1. fresh inputs (the trial's seed; the maker runs once per shape and seed in a worker, each call gets a copy:
+   ``_Inputs``), each tensor placed between canary bytes; a copy of them kept aside;
 2. the candidate is called under the launch capture (its Triton kernels counted, compiled by the workbench: run in
    Triton's interpreter on a CPU) and an aten-op log; nothing the reference computed exists yet, so there is
    nothing to copy from;
@@ -161,6 +162,52 @@ def _same_bytes(a: Any, b: Any) -> bool:
     if not a.numel():
         return True
     return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))  # 0-dim too
+
+
+# ---------------------------------------------------------------------------------------------------- inputs
+class _Inputs:
+    """The input maker's values per (shape, seed, device), made once per worker process and handed out as fresh
+    copies: an evaluation asks for the same seeds of every candidate (eight per shape: the first call, the trials,
+    the refill), and a maker that draws large tensors on the CPU costs more than the judging (4096^2 fp16 twice:
+    ~0.2 s a call). The cache holds CPU copies (at most ``LIMIT_BYTES``; the oldest go first), so that no call can
+    write into it; a maker whose tensors share memory (views of one buffer) is called every time."""
+
+    LIMIT_BYTES = 4 << 30
+
+    def __init__(self) -> None:
+        self._made: dict[tuple, tuple] = {}
+        self.hits = self.misses = 0
+
+    def __call__(self, make: Callable[..., Any], key: Any, shape: Any, seed: int, device: str) -> tuple:
+        import copy
+
+        k = (key, repr(shape), seed, device)
+        kept = self._made.get(k)
+        if kept is not None:
+            self.hits += 1
+            return tuple(v.to(device, copy=True) if is_tensor(v) else copy.deepcopy(v) for v in kept)
+        self.misses += 1
+        made = tuple(make(shape, seed, device))
+        tensors = [v for v in made if is_tensor(v)]
+        if len({storage_key(t) for t in tensors}) == len(tensors):  # no two inputs alias each other
+            self._made[k] = tuple(v.detach().to("cpu", copy=True) if is_tensor(v) else copy.deepcopy(v)
+                                  for v in made)
+            size = lambda vs: sum(v.numel() * v.element_size() for v in vs if is_tensor(v))  # noqa: E731
+            while sum(size(vs) for vs in self._made.values()) > self.LIMIT_BYTES and len(self._made) > 1:
+                self._made.pop(next(iter(self._made)))
+        return made
+
+
+_INPUTS = _Inputs()
+
+
+def _inputs_key(spec: Any) -> Any:
+    """What names an input maker across jobs: its spec (portable bytes by their digest)."""
+    if isinstance(spec, bytes):
+        import hashlib
+
+        return hashlib.sha256(spec).hexdigest()
+    return spec if isinstance(spec, str) else id(spec)
 
 
 # ---------------------------------------------------------------------------------------------------- one trial
@@ -377,9 +424,14 @@ def _verdict_row(trials: list[_Trial]) -> dict[str, Any]:
             "error": None if worst is None or worst.passed else worst.summary()}
 
 
-def _shape(cand: Callable[..., Any], ref: _Reference, make: Callable[..., Any], shape: Any, job: dict,
+def _shape(cand: Callable[..., Any], ref: _Reference, maker: Callable[..., Any], shape: Any, job: dict,
            watch: Watch, clock: Clock) -> tuple[dict[str, Any], list[str]]:
     device = job["device"]
+    key = _inputs_key(job["inputs"])
+
+    def make(shape: Any, seed: int, device: str) -> tuple:
+        return _INPUTS(maker, key, shape, seed, device)
+
     trials: list[_Trial] = []
     guards: list[str] = []
     prev = None
