@@ -215,7 +215,8 @@ class TlxMagics(Magics):
         if entry is None:
             return
         try:
-            r = build_report(entry, cap, device, args, self.shell.user_ns, findings=sections.findings(entry),
+            found = sections.findings(entry, getattr(exc, "findings", None))  # the error's own, not again
+            r = build_report(entry, cap, device, args, self.shell.user_ns, findings=found,
                              diagnostics=list(cap.diagnostics), cell_source=cell.text, cell_filename=cell.filename,
                              cell_id=self._cell_id, execution_count=getattr(self.shell, "execution_count", None))
         except Exception as e:  # the error itself matters more than its Report

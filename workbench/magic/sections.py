@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.check import check_artifact
 from workbench.errors import WorkbenchError
 from workbench.magic.options import magic_diagnostic, unquote
 from workbench.measure import bench_section, report_items
@@ -18,6 +17,7 @@ from workbench.measure.timeline import timeline_section
 from workbench.report.export_launch import option_number
 from workbench.report.report import _now
 from workbench.run.capture import Capture, Captured, describe_arguments
+from workbench.run.isolate import captured_findings
 from workbench.run.verify import CheckSpec, evaluate, skipped
 
 __all__ = ["after_bench", "bench", "diff", "findings", "isolation_note", "not_ran", "output_checks", "stalls",
@@ -74,12 +74,11 @@ def compile_only_run(entry: Captured) -> dict[str, Any]:
             "arguments": describe_arguments(entry.kernel, entry.bound), "checks": []}
 
 
-def findings(entry: Captured) -> list[dict[str, Any]]:
-    """The static orchestration checks' findings on the compiled kernel (``workbench.check``), then the
-    ``--sanitize`` run's findings on the same lines."""
+def findings(entry: Captured, static: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The static orchestration checks' findings on the compiled kernel (``workbench.check``; ``static``: already
+    computed, as a failed launch's error carries them), then the ``--sanitize`` run's findings on the same lines."""
     sanitizer = list(getattr(entry, "sanitizer_findings", []))
-    scalars = {k: v for k, v in entry.bound.items() if k not in ("artifact", "kernel", "grid")}
-    return [f.to_dict() for f in check_artifact(entry.artifact, entry.kernel, grid=entry.grid, **scalars)] + sanitizer
+    return list(captured_findings(entry) if static is None else static) + sanitizer
 
 
 def _base(kind: str, by: str, device: Any) -> dict[str, Any]:

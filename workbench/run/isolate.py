@@ -40,16 +40,19 @@ _COMPLETED: set[str] = set()  # kernel keys that completed in a worker in this s
 
 class KernelHangError(WorkbenchError):
     """A kernel did not finish within its time limit; its worker process was stopped and replaced.
-    ``captured_key``: the artifact key of the launch capture's kernel that hung (its Report is shown)."""
+    ``captured_key``: the artifact key of the launch capture's kernel that hung (its Report is shown);
+    ``findings``: the static checks' findings the message names (the Report shows them, not computed again)."""
 
     captured_key: str | None = None
+    findings: list | None = None
 
 
 class KernelFaultError(WorkbenchError):
     """A kernel failed on the GPU (or its worker died); the worker process was replaced.
-    ``captured_key``: as ``KernelHangError``'s."""
+    ``captured_key``, ``findings``: as ``KernelHangError``'s."""
 
     captured_key: str | None = None
+    findings: list | None = None
 
 
 def shared_worker(kind: str = "gpu") -> Worker:
@@ -163,10 +166,19 @@ def record(out: Outcome) -> dict[str, Any]:
 _WAIT_WORDS = ("wait", "barrier", "phase", "arrive", "expect", "deadlock")
 
 
-def static_findings(artifact: Any, kernel: Any) -> list[dict[str, Any]]:
-    """``workbench.check``'s findings on the artifact, to name on a launch that hung or failed (a failure of the
-    checks themselves is one ``checks-failed`` info finding: ``check_artifact`` does not raise)."""
-    return [f.to_dict() for f in check_artifact(artifact, kernel=kernel)]
+def static_findings(artifact: Any, kernel: Any, grid: tuple[int, ...] | None = None,
+                    **scalars: Any) -> list[dict[str, Any]]:
+    """``workbench.check``'s findings on the artifact (the launch's ``grid`` and ``scalars`` drive its simulation
+    where known), to name on a launch that hung or failed (a failure of the checks themselves is one
+    ``checks-failed`` info finding: ``check_artifact`` does not raise)."""
+    return [f.to_dict() for f in check_artifact(artifact, kernel, grid=grid, **scalars)]
+
+
+def captured_findings(entry: Any) -> list[dict[str, Any]]:
+    """``static_findings`` of a captured launch (``run.capture.Captured``) with its grid and scalar arguments: what
+    its Report's checks say (``magic.sections.findings`` adds the sanitizer's)."""
+    scalars = {k: v for k, v in entry.bound.items() if k not in ("artifact", "kernel", "grid")}
+    return static_findings(entry.artifact, entry.kernel, entry.grid, **scalars)
 
 
 def finding_lines(findings: list[dict[str, Any]], words: tuple[str, ...] = ()) -> list[str]:

@@ -110,14 +110,15 @@ def on_gpu(cap: Any, entry: Any, kernel: Any, bound: dict[str, Any], grid: tuple
         hung = out.status == "timeout" and out.phase == "run"
         _sanitize(cap, entry, kernel, compiled, jit_compile, (names, consts, values), g3, run, hung=hung)
     if not out.ok:
-        findings = isolate.static_findings(entry.artifact, kernel)
+        findings = isolate.captured_findings(entry)
         where = _where_they_wait(out, compiled, entry.artifact) if snap else None
         if where is not None:
             run["snapshot"] = {"when_s": out.info.get("snapshot_s"), "waits": where[0]}
         err = isolate.failure_error(out, name=entry.name, grid=grid, findings=findings, timeline=cap.timeline,
                                     sanitizer=[f for f in entry.sanitizer_findings if f.get("line") is not None],
                                     snapshot=where[1] if where is not None else None)
-        err.captured_key = key  # the magic shows this kernel's Report before the error
+        err.captured_key = key  # the magic shows this kernel's Report before the error, with these findings
+        err.findings = findings
         raise err
     run["ran"], run["device"] = True, cap.device.name
     entry.worker_launch = (compiled, names, consts, values, g3)
@@ -206,7 +207,7 @@ def _sanitize(cap: Any, entry: Any, kernel: Any, compiled: Any, jit_compile: Cal
         if tool == "consan":
             with cap.suspend():
                 compiled = jit_compile("consan")
-        static = isolate.static_findings(entry.artifact, kernel)
+        static = isolate.captured_findings(entry)
         same = tool != "consan" and (cap.device.arch or "").rstrip("a") == str(entry.artifact.target).rstrip("a")
         res = sanitize.run(tool, compiled, *launch, grid, artifact=entry.artifact, static=static, same_device=same,
                            timeout_s=60.0 if hung else None)
