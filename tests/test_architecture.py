@@ -219,3 +219,18 @@ def test_every_file_a_bench_script_names_exists():
             if rel.suffix in (".py", ".ipynb") and not (ROOT / rel).exists():
                 missing.append(f"{path.name}: {rel}")
     assert not missing, missing
+
+
+def test_every_report_is_built_in_one_place():
+    """The magic, the corpus, a search's candidates and the walkthroughs build their Reports through
+    ``workbench.report.build`` (the sections the options ask for, the findings, a search's rows in one call):
+    nothing else in the package or the kernel library calls ``Report.from_artifact``."""
+    found = []
+    for path in sorted([*(ROOT / "workbench").rglob("*.py"), *(ROOT / "kernels").rglob("*.py")]):
+        if path == ROOT / "workbench" / "report" / "build.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == "from_artifact" and isinstance(node.ctx, ast.Load) \
+                    and isinstance(node.value, ast.Name) and node.value.id == "Report":
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, "\n".join(found)

@@ -68,9 +68,9 @@ export type Status = 'ok' | 'skipped' | 'error';
  */
 export interface TlxReport {
   /**
-   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check; 2.5 the stalls measurement (--stalls); 2.6 a hung launch's live snapshot (run.snapshot) and the snapshot and stress marks on the orchestration graph.
+   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check; 2.5 the stalls measurement (--stalls); 2.6 a hung launch's live snapshot (run.snapshot) and the snapshot and stress marks on the orchestration graph; 2.7 the lines Python writes for the viewer to show as they are (a run's and a check's summary, a measurement's provenance).
    */
-  schema_version: '2.0' | '2.1' | '2.2' | '2.3' | '2.4' | '2.5' | '2.6';
+  schema_version: '2.0' | '2.1' | '2.2' | '2.3' | '2.4' | '2.5' | '2.6' | '2.7';
   /**
    * Unique id of this Report (hex).
    */
@@ -348,6 +348,10 @@ export interface Run {
    * gpu: launched on the device; interpreter: executed by Triton's CPU interpreter; compile: compiled only.
    */
   mode: 'gpu' | 'interpreter' | 'compile';
+  /**
+   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.7.
+   */
+  summary?: string;
   ran: boolean;
   /**
    * Why it did not run on the GPU (null when it did).
@@ -396,6 +400,10 @@ export interface Check {
    * The --check expression as given.
    */
   expr: string;
+  /**
+   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.7.
+   */
+  summary?: string;
   actual?: string | null;
   expected?: string | null;
   status: 'passed' | 'failed' | 'skipped' | 'error';
@@ -500,9 +508,13 @@ export interface Bench {
   device?: string | null;
   when?: string | null;
   /**
-   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   * One line in words, written by its section (workbench.report.sections; the viewer shows it as is). Added in 2.5.
    */
   summary?: string;
+  /**
+   * 'measured by X, on D, at W' (the parts that are known), written by workbench.report.summaries (the viewer shows it as is). Added in 2.7.
+   */
+  provenance?: string;
   timing?: null | Timing;
   reference?: null | Timing;
   /**
@@ -589,9 +601,13 @@ export interface Roofline {
   device?: string | null;
   when?: string | null;
   /**
-   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   * One line in words, written by its section (workbench.report.sections; the viewer shows it as is). Added in 2.5.
    */
   summary?: string;
+  /**
+   * 'measured by X, on D, at W' (the parts that are known), written by workbench.report.summaries (the viewer shows it as is). Added in 2.7.
+   */
+  provenance?: string;
   name?: string;
   dtype?: string;
   flops?: number | null;
@@ -689,9 +705,13 @@ export interface Capture {
   device?: string | null;
   when?: string | null;
   /**
-   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   * One line in words, written by its section (workbench.report.sections; the viewer shows it as is). Added in 2.5.
    */
   summary?: string;
+  /**
+   * 'measured by X, on D, at W' (the parts that are known), written by workbench.report.summaries (the viewer shows it as is). Added in 2.7.
+   */
+  provenance?: string;
   kernels?: {
     name: string;
     kind?: string;
@@ -722,9 +742,13 @@ export interface Stalls {
   device?: string | null;
   when?: string | null;
   /**
-   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   * One line in words, written by its section (workbench.report.sections; the viewer shows it as is). Added in 2.5.
    */
   summary?: string;
+  /**
+   * 'measured by X, on D, at W' (the parts that are known), written by workbench.report.summaries (the viewer shows it as is). Added in 2.7.
+   */
+  provenance?: string;
   kernel?: string;
   /**
    * Wall time of the profiled launch, its worker's start and the report's reading.
@@ -813,9 +837,13 @@ export interface OtherMeasurement {
   device?: string | null;
   when?: string | null;
   /**
-   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   * One line in words, written by its section (workbench.report.sections; the viewer shows it as is). Added in 2.5.
    */
   summary?: string;
+  /**
+   * 'measured by X, on D, at W' (the parts that are known), written by workbench.report.summaries (the viewer shows it as is). Added in 2.7.
+   */
+  provenance?: string;
 }
 /**
  * --timeline: per-role lanes of a sample of CTAs and per-role stats from one instrumented launch (workbench.measure.timeline). Compact: aggregated lanes, not raw events.
@@ -831,9 +859,13 @@ export interface Timeline {
   device?: string | null;
   when?: string | null;
   /**
-   * One line in words, written by workbench.report.summaries (the viewer shows it as is). Added in 2.5.
+   * One line in words, written by its section (workbench.report.sections; the viewer shows it as is). Added in 2.5.
    */
   summary?: string;
+  /**
+   * 'measured by X, on D, at W' (the parts that are known), written by workbench.report.summaries (the viewer shows it as is). Added in 2.7.
+   */
+  provenance?: string;
   kernel?: string;
   ctas_recorded?: number;
   ctas_total?: number;

@@ -1,22 +1,25 @@
 /**
- * Plain-text lines for what a Report ran, checked and measured. A measurement's line is the one Python wrote
- * (workbench/report/summaries.py, the payload's `summary`): the numbers are worded once, in Python.
+ * The lines in words of what a Report ran, checked and measured. Python writes them (workbench/report/summaries.py
+ * and the sections' summaries: each payload's `summary` and `provenance`); the viewer shows them as they are and
+ * words nothing itself. A Report from before a line was written says so instead.
  */
 import type { Check, Measurement, Run, Timeline } from './schema';
 
-export function runLine(run: Run): string {
-  const grid = run.grid?.length ? ` grid=(${run.grid.join(', ')})` : '';
-  if (run.mode === 'gpu' && run.ran) {
-    return `ran on ${run.device || 'GPU'}${grid}`;
-  }
-  if (run.mode === 'interpreter' && run.ran) {
-    return `ran in Triton's CPU interpreter${grid} (${run.reason || 'no GPU'})`;
-  }
-  return `not run${grid}: ${run.reason || 'compiled only'}`;
+/** What stands for a line that an older Report did not carry (`since`: the schema version that added it). */
+export function olderReport(since: string): string {
+  return `(a Report from before ${since} carries no line in words for this: run the cell again for it)`;
 }
 
+export const OLD_REPORT = `ok ${olderReport('2.5')}`;
+
+/** "ran on D grid=(...)" or "not run: <why>": the run's line as Python wrote it. */
+export function runLine(run: Run): string {
+  return run.summary ?? `${run.mode}${run.ran ? '' : ', not run'} ${olderReport('2.7')}`;
+}
+
+/** "check <expr>: <status> (<message>)": the check's line as Python wrote it. */
 export function checkLine(c: Check): string {
-  return `check ${c.expr}: ${c.status}${c.message ? ` (${c.message})` : ''}`;
+  return c.summary ?? `check ${c.expr}: ${c.status} ${olderReport('2.7')}`;
 }
 
 /** "12.5%", or "-" for a share nobody measured. */
@@ -24,19 +27,9 @@ export function percent(x: number | null | undefined): string {
   return typeof x === 'number' && isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-';
 }
 
-/** "measured by X, on D, at W" (the parts that are known). */
-export function provenance(m: { measured_by?: string | null; device?: string | null; when?: string | null }): string {
-  const parts: string[] = [];
-  if (m.measured_by) {
-    parts.push(`measured by ${m.measured_by}`);
-  }
-  if (m.device) {
-    parts.push(`on ${m.device}`);
-  }
-  if (m.when) {
-    parts.push(`at ${m.when}`);
-  }
-  return parts.join(', ');
+/** "measured by X, on D, at W" as Python wrote it (empty for an older Report: its caption is left out). */
+export function provenance(m: { provenance?: string }): string {
+  return m.provenance ?? '';
 }
 
 /** "bench: median 1.2 ms (...)" or "bench: skipped, because <reason>": the line Python wrote (`summary`). */
@@ -50,6 +43,3 @@ export function measurementLine(m: Measurement | Timeline): string {
   }
   return `${m.kind}: ${OLD_REPORT}`;
 }
-
-/** What stands for a line that a Report from before 2.5 did not carry. */
-export const OLD_REPORT = 'ok (a Report from before 2.5 carries no summary line: run the cell again for it)';

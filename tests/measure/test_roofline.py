@@ -160,7 +160,7 @@ def test_elementwise_counts():
 def test_a_kernel_above_the_measured_ceiling_stays_under_the_datasheet_roof_and_says_why():
     """Measured ceilings are what cuBLAS reached at one moment's clock; a kernel timed at a better clock sits
     above that line, never above the datasheet roof, and the roofline says why."""
-    from workbench.report.summaries import _roofline
+    from workbench.report.sections.roofline import summary as _roofline
 
     c = Ceilings("NVIDIA H200", "measured", {"bf16": 687.0, "fp16": 690.0, "fp8": None, "tf32": 380.0}, 4.2,
                  datasheet=datasheet("H200"), measured_at="2026-12-03T00:00:00+00:00", driver="580")
@@ -182,7 +182,7 @@ def test_a_kernel_above_the_measured_ceiling_stays_under_the_datasheet_roof_and_
 def test_without_a_byte_count_no_bound_is_claimed():
     """--flops without --bytes: the intensity is unknown, so neither the Report, its summary, the text nor the
     chart calls the kernel compute-bound; the achieved rate is still set against the compute roofs."""
-    from workbench.report.summaries import _roofline
+    from workbench.report.sections.roofline import summary as _roofline
 
     c = Ceilings("NVIDIA H200", "measured", {"bf16": 687.0, "fp16": 690.0, "fp8": None, "tf32": 380.0}, 4.2,
                  datasheet=datasheet("H200"), measured_at="2026-12-03T00:00:00+00:00", driver="580")

@@ -2,7 +2,8 @@
 a rate is shown only for a count that was given, a bound only with a byte count."""
 
 from workbench.measure.timing import BenchResult
-from workbench.report.summaries import _roofline, _timing
+from workbench.report.sections.bench import timing_line as _timing
+from workbench.report.sections.roofline import summary as _roofline
 
 TIMING = {"median_ms": 1.637, "p10_ms": 1.48, "p90_ms": 1.644, "runs": 64, "method": "cuda-events", "l2": "flushed",
           "stable": True, "flops": 9.62e11, "bytes": 0.0, "tflops": 587.7, "tbs": 0.0}

@@ -434,6 +434,7 @@ class Bench(TypedDict):
     device: NotRequired[str | None]
     when: NotRequired[str | None]
     summary: NotRequired[str]
+    provenance: NotRequired[str]
     timing: NotRequired[Timing | None]
     reference: NotRequired[Timing | None]
     ratio: NotRequired[float | None]
@@ -480,6 +481,7 @@ class Roofline(TypedDict):
     device: NotRequired[str | None]
     when: NotRequired[str | None]
     summary: NotRequired[str]
+    provenance: NotRequired[str]
     name: NotRequired[str]
     dtype: NotRequired[str]
     flops: NotRequired[float | None]
@@ -522,6 +524,7 @@ class Capture(TypedDict):
     device: NotRequired[str | None]
     when: NotRequired[str | None]
     summary: NotRequired[str]
+    provenance: NotRequired[str]
     kernels: NotRequired[list[Kernel1]]
     device_ms: NotRequired[float | None]
     span_ms: NotRequired[float | None]
@@ -581,6 +584,7 @@ class Stalls(TypedDict):
     device: NotRequired[str | None]
     when: NotRequired[str | None]
     summary: NotRequired[str]
+    provenance: NotRequired[str]
     kernel: NotRequired[str]
     seconds: NotRequired[float | None]
     duration_ns: NotRequired[float | None]
@@ -604,6 +608,7 @@ class OtherMeasurement(TypedDict):
     device: NotRequired[str | None]
     when: NotRequired[str | None]
     summary: NotRequired[str]
+    provenance: NotRequired[str]
 
 
 Measurement: TypeAlias = Bench | Roofline | Capture | Stalls | OtherMeasurement
@@ -640,6 +645,7 @@ class Timeline(TypedDict):
     device: NotRequired[str | None]
     when: NotRequired[str | None]
     summary: NotRequired[str]
+    provenance: NotRequired[str]
     kernel: NotRequired[str]
     ctas_recorded: NotRequired[int]
     ctas_total: NotRequired[int]
@@ -769,6 +775,7 @@ class Layouts(TypedDict):
 
 class Check(TypedDict):
     expr: str
+    summary: NotRequired[str]
     actual: NotRequired[str | None]
     expected: NotRequired[str | None]
     status: Literal['passed', 'failed', 'skipped', 'error']
@@ -819,6 +826,7 @@ class Orchestration(TypedDict):
 
 class Run(TypedDict):
     mode: Literal['gpu', 'interpreter', 'compile']
+    summary: NotRequired[str]
     ran: bool
     reason: str | None
     device: NotRequired[str | None]
@@ -831,7 +839,7 @@ class Run(TypedDict):
 
 
 class TlxReport(TypedDict):
-    schema_version: Literal['2.0', '2.1', '2.2', '2.3', '2.4', '2.5', '2.6']
+    schema_version: Literal['2.0', '2.1', '2.2', '2.3', '2.4', '2.5', '2.6', '2.7']
     id: str
     created: str
     kernel: Kernel

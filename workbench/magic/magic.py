@@ -22,7 +22,7 @@ from workbench.magic import errors as _errors
 from workbench.magic import options, sections, status
 from workbench.magic.cell import Cell, CellSyntaxError, prepare
 from workbench.magic.status import status_line
-from workbench.report.build import build_report
+from workbench.report.build import capture_report
 from workbench.report.report import Report
 from workbench.run.capture import Capture, Captured
 from workbench.run.device import detect
@@ -216,47 +216,36 @@ class TlxMagics(Magics):
             return
         try:
             found = sections.findings(entry, getattr(exc, "findings", None))  # the error's own, not again
-            r = build_report(entry, cap, device, args, self.shell.user_ns, findings=found,
-                             diagnostics=list(cap.diagnostics), cell_source=cell.text, cell_filename=cell.filename,
-                             cell_id=self._cell_id, execution_count=getattr(self.shell, "execution_count", None))
+            error = {"severity": "error", "source": "run", "line": None, "col": None,
+                     "hint": getattr(exc, "hint", None), "message": getattr(exc, "message", str(exc))}
+            r = capture_report(entry, cap, device, args, self.shell.user_ns, findings=found,
+                               diagnostics=[*cap.diagnostics, error], cell_source=cell.text,
+                               cell_filename=cell.filename, cell_id=self._cell_id,
+                               execution_count=getattr(self.shell, "execution_count", None))
         except Exception as e:  # the error itself matters more than its Report
             print(f"%%tlx: no Report of the failed launch ({type(e).__name__}: {e})")
             return
-        message = getattr(exc, "message", str(exc))
-        r.diagnostics.append({"severity": "error", "source": "run", "line": None, "col": None,
-                              "hint": getattr(exc, "hint", None), "message": message})
         self._remember([r], args, entry)  # -o NAME holds it
         if not args.quiet:
             status.show(r)
 
     def _report(self, e: Captured, primary: bool, cap: Capture, cell: Cell, args: Any, checks: list[dict],
                 device: Any) -> Report:
+        """One captured kernel's Report: built once (the primary kernel with the checks and the sections its options
+        ask for), then compared with an earlier one when ``--diff``/``--compare`` asks."""
         stages = list(e.artifact.stages)
-        diags = list(cap.diagnostics)
-        diags += options.line_diagnostics(args, stages)
-        r = build_report(e, cap, device, args, self.shell.user_ns, findings=sections.findings(e), diagnostics=diags,
-                         cell_source=cell.text, cell_filename=cell.filename, cell_id=self._cell_id,
-                         execution_count=getattr(self.shell, "execution_count", None),
-                         stages_first=options.stage_list(args.stages, stages) if args.stages else [])
+        runs = e.runs
         if primary and checks:
-            if not r.runs:
-                r.runs.append(sections.compile_only_run(e))
-            r.runs[-1]["checks"] = checks
-        if primary and args.bench:
-            progress.note(f"timing {e.name}")
-            r.measurements.extend(sections.bench(e, args, self.shell.user_ns, device))
-        if primary and args.timeline:
-            progress.note(f"recording {e.name}'s per-role timeline")
-            r.timeline = sections.timeline(e, device, args.timeline)
-        if primary and args.stalls:
-            progress.note(f"profiling {e.name} under Nsight Compute (warp-stall samples)")
-            r.measurements.append(sections.stalls(e, device))
-        for note in (sections.not_ran(e, r.kernel["kind"], args.compile_only), sections.isolation_note(e),
-                     sections.sanitize_not_run(e, args.sanitize)):
-            if note:
-                r.diagnostics.append(note)
+            runs = list(runs) or [sections.compile_only_run(e)]
+            runs[-1] = {**runs[-1], "checks": checks}  # the same list: --bench's re-check adds to it
+        diags = [*cap.diagnostics, *options.line_diagnostics(args, stages), *sections.notes(e, args)]
+        ns = self.shell.user_ns
+        r = capture_report(e, cap, device, args, ns, findings=sections.findings(e), diagnostics=diags, runs=runs,
+                           measure=primary, note=progress.note, cell_source=cell.text, cell_filename=cell.filename,
+                           cell_id=self._cell_id, execution_count=getattr(self.shell, "execution_count", None),
+                           stages_first=options.stage_list(args.stages, stages) if args.stages else [])
         if args.diff is not None:
-            note = sections.diff(r, args.diff, self.shell.user_ns, self.history, self._cell_id)
+            note = sections.diff(r, args.diff, ns, self.history, self._cell_id)
             if note:
                 r.diagnostics.append(note)
         return r

@@ -1,27 +1,21 @@
-"""The sections of a ``%%tlx`` Report, one small function each: checks of outputs, findings of the
-static checks, timing and roofline, the per-role timeline, the diff against an earlier run, and the
-diagnostics of the magic itself. Each returns plain JSON-able data (the Report schema's payloads) and
-never raises for a missing GPU or an optional layer: it says what was skipped and why.
+"""What the ``%%tlx`` magic adds to a cell's Report, one small function each: checks of outputs, findings of the
+static checks, the diff against an earlier run, and the diagnostics of the magic itself (the sections its options
+ask for are built with the Report: ``workbench.report.build`` and the registry of ``workbench.report.sections``).
+Each returns plain JSON-able data (the Report schema's payloads) and never raises for a missing GPU or an optional
+layer: it says what was skipped and why.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from workbench.errors import WorkbenchError
 from workbench.magic.options import magic_diagnostic, unquote
-from workbench.measure import bench_section, report_items
-from workbench.measure.stalls import skipped as stalls_skipped
-from workbench.measure.stalls import stalls_section
-from workbench.measure.timeline import timeline_section
-from workbench.report.export_launch import option_number
-from workbench.report.report import _now
+from workbench.report.report import kind_of
 from workbench.run.capture import Capture, Captured, describe_arguments
 from workbench.run.isolate import captured_findings
 from workbench.run.verify import CheckSpec, evaluate, skipped
 
-__all__ = ["after_bench", "bench", "diff", "findings", "isolation_note", "not_ran", "output_checks", "stalls",
-           "timeline"]
+__all__ = ["after_bench", "diff", "findings", "isolation_note", "not_ran", "notes", "output_checks"]
 
 
 def output_checks(specs: list[CheckSpec], args: Any, entries: list[Captured], ns: dict[str, Any],
@@ -81,74 +75,6 @@ def findings(entry: Captured, static: list[dict[str, Any]] | None = None) -> lis
     return list(captured_findings(entry) if static is None else static) + sanitizer
 
 
-def _base(kind: str, by: str, device: Any) -> dict[str, Any]:
-    return {"kind": kind, "measured_by": by, "device": device.name, "when": _now()}
-
-
-def bench(entry: Captured, args: Any, ns: dict[str, Any], device: Any) -> list[dict[str, Any]]:
-    """``--bench``: the kernel re-launched under ``workbench.measure`` (and the ``--bench-ref`` expression).
-    The Report's payloads from ``workbench.measure.report_items``: a ``bench`` item (the timing, or why
-    there is none) and, with FLOP/byte counts, a ``roofline`` item (static when not timed)."""
-    base = _base("bench", "workbench.measure", device)
-
-    def nothing() -> None:
-        raise WorkbenchError("nothing to time: the kernel did not run on a GPU")
-
-    ref = None
-    if args.bench_ref:
-        ref_code = compile(unquote(args.bench_ref), "<--bench-ref>", "eval")
-
-        def ref() -> Any:
-            return eval(ref_code, ns)  # noqa: S307 - the user's own expression
-
-    try:
-        kw = {opt: option_number(f"--{opt}", expr, ns) for opt in ("flops", "bytes") if (expr := getattr(args, opt))}
-        section = bench_section(entry.relaunch or nothing, reference=ref, kernel=entry.kernel,
-                                grid=entry.grid or (1, 1, 1), args=entry.bound, name=entry.name, **kw)
-    except WorkbenchError as ex:
-        return [{**base, "status": "error", "reason": ex.message}]
-    except Exception as ex:
-        return [{**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}]
-    items = report_items(section)
-    if entry.relaunch is None and items[0]["timing"] is None:  # nothing ran to time: skipped, and why (not an error)
-        items[0].update(status="skipped", reason=_why_not_on_gpu(entry, device), errors=[])
-    return items
-
-
-def _why_not_on_gpu(entry: Captured, device: Any) -> str:
-    """Why a section that needs the kernel run on the GPU has nothing: what its launch said (``--compile-only``,
-    an interpreter run, ...) when it said it, else the device."""
-    reason = next((r.get("reason") for r in reversed(entry.runs) if not r.get("ran") and r.get("reason")), None)
-    if reason and (device.available or "no GPU" not in reason):
-        return reason
-    return f"no GPU ({device.reason})" if not device.available else "the kernel did not run on the GPU"
-
-
-def timeline(entry: Captured, device: Any, level: str = "fine") -> dict[str, Any]:
-    """``--timeline [LEVEL]``: the per-role timeline of one launch instrumented at ``level``
-    (``workbench.measure.timeline``)."""
-    base = _base("timeline", "workbench.measure.timeline", device)
-    if entry.relaunch is None:
-        return {**base, "status": "skipped", "reason": _why_not_on_gpu(entry, device)}
-    try:
-        section = timeline_section(entry.relaunch, kernel=entry.kernel, grid=entry.grid, args=entry.bound,
-                                   artifact=entry.artifact, level=level)
-    except Exception as ex:
-        return {**base, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
-    return {**base, "status": "ok", "reason": None, **(section if isinstance(section, dict) else {"data": section})}
-
-
-def stalls(entry: Captured, device: Any) -> dict[str, Any]:
-    """``--stalls``: the kernel's last isolated launch once more under Nsight Compute, its warp-stall samples per
-    role, line and SASS instruction (``workbench.measure.stalls``)."""
-    if entry.worker_launch is None:
-        why = _why_not_on_gpu(entry, device)
-        if entry.ran:
-            why = "it ran in the notebook's process (--no-isolate, or arguments a worker cannot take)"
-        return stalls_skipped(why, device.name)
-    return stalls_section(*entry.worker_launch, artifact=entry.artifact, device=device.name)
-
-
 def diff(report: Any, how: Any, ns: dict[str, Any], history: dict, cell_id: str | None) -> dict | None:
     """``--diff``: the earlier Report to compare with (this cell's last run, or a variable); else a diagnostic."""
     from workbench.report.diff import diff_reports
@@ -173,6 +99,14 @@ def diff(report: Any, how: Any, ns: dict[str, Any], history: dict, cell_id: str 
         report.previous = diff_reports(prev, report, label=None if how is True else unquote(str(how)))
         return None
     return magic_diagnostic("info", what)
+
+
+def notes(entry: Captured, args: Any) -> list[dict[str, Any]]:
+    """The magic's notes on a kernel's launches: why it did not run, where it ran and what isolation cost, a
+    ``--sanitize`` that could not watch anything."""
+    kind = kind_of(entry.artifact, entry.kernel)
+    found = (not_ran(entry, kind, args.compile_only), isolation_note(entry), sanitize_not_run(entry, args.sanitize))
+    return [n for n in found if n]
 
 
 def not_ran(entry: Captured, kind: str, compile_only: bool) -> dict[str, Any] | None:

@@ -375,9 +375,9 @@ def _compile_again(e: Any, target: str) -> Any:
 
 
 def _report(e: Any, cap: Any, device: Any, target: str, findings: list[dict[str, Any]]) -> Any:
-    from workbench.report.build import build_report
+    from workbench.report.build import capture_report
 
-    return build_report(e, cap, device, _options(target), {}, findings=findings)
+    return capture_report(e, cap, device, _options(target), {}, findings=findings)
 
 
 def _last_error(out: str) -> str:

@@ -8,7 +8,6 @@ gzip+base64: packing.py), a compact self-contained HTML fallback and a short tex
 from __future__ import annotations
 
 import copy
-import datetime as _dt
 import functools
 import json
 import linecache
@@ -23,11 +22,12 @@ from workbench.ir import schema_types as st
 from workbench.ir.json_values import jsonable
 from workbench.report.highlight import language_of_stage
 from workbench.report.packing import pack_stage_diff, pack_stages, unpack_stage, unpack_stage_diff
-from workbench.report.summaries import measurement_line
+from workbench.report.sections._common import now as _now
+from workbench.report.summaries import write_lines
 
 __all__ = ["BUDGET_BYTES", "MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
 
-SCHEMA_VERSION = "2.6"
+SCHEMA_VERSION = "2.7"
 MIME_TYPE = "application/vnd.tlx-workbench.report+json"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 BUDGET_BYTES = 512 * 1024  # one Report in a notebook, all its representations (issue 17)
@@ -51,10 +51,6 @@ def _validator():
 def validate(data: dict[str, Any]) -> None:
     """Raise ``jsonschema.ValidationError`` when ``data`` is not a valid Report."""
     _validator().validate(data)
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def versions() -> dict[str, Any]:
@@ -130,7 +126,7 @@ def _anchored_source(src: Any, kernel: Any) -> tuple[str, str]:
     return src.filename, src.text
 
 
-def _kind_of(artifact: Any, kernel: Any) -> str:
+def kind_of(artifact: Any, kernel: Any) -> str:
     """triton / gluon / tlx / other: what the compile recorded, else what the kernel (or its stages) says."""
     kind = artifact.extra.get("kind") if isinstance(artifact.extra, dict) else None
     if kind in ("triton", "gluon", "tlx", "other"):
@@ -236,7 +232,7 @@ class Report:
         has none there)."""
         src_filename, src_text = _anchored_source(artifact.source, kernel)
         in_cell = cell_filename is not None and src_filename == cell_filename
-        kind = _kind_of(artifact, kernel)
+        kind = kind_of(artifact, kernel)
         stages = _stage_entries(artifact)
         names = [s["name"] for s in stages]
         first = [s for s in (stages_first or []) if s in names]
@@ -342,9 +338,7 @@ class Report:
         snapshot = next((r["snapshot"] for r in reversed(d["runs"]) if isinstance(r.get("snapshot"), dict)), None)
         stress = ((d["search"] or {}).get("info") or {}).get("stress")
         d["orchestration"] = decorate(d["orchestration"], d["findings"], d["timeline"], snapshot, stress)
-        for m in [*d["measurements"], d["timeline"]]:  # the viewer shows these lines as they are
-            if isinstance(m, dict) and m.get("kind"):
-                m["summary"] = measurement_line(m)
+        write_lines(d)  # the viewer shows them as they are
         if isinstance(self.previous, dict) and isinstance(self.previous.get("stages"), list):
             d["previous"] = {**d["previous"], "stages": [pack_stage_diff(s) for s in d["previous"]["stages"]]}
         room = None if max_bytes is None else max_bytes - len(json.dumps(d))

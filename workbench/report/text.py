@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.report.sections import section
 from workbench.report.summaries import check_line, finding_line, measurement_line, provenance, run_line
 
 __all__ = ["check_line", "run_line", "summary"]
@@ -49,18 +50,6 @@ def _measured(report: Any) -> list[str]:
     return lines
 
 
-def _previous(report: Any) -> str:
-    p = report.previous
-    changed = [s["name"] for s in p["stages"] if s["status"] != "same"]
-    md_changes = ", ".join(f"{m['field']} {m['before']}->{m['after']}" for m in p["metadata"])
-    what = p.get("label") or "previous run"
-    if p["same_key"] and not changed:
-        return f"diff vs {what}: no change"
-    return f"diff vs {what}: stages changed: {', '.join(changed) or 'none'}" + (
-        f"; {md_changes}" if md_changes else ""
-    )
-
-
 def summary(report: Any) -> str:
     k = report.kernel
     lines = [_head(report)]
@@ -80,5 +69,5 @@ def summary(report: Any) -> str:
         where = f"line {d['line']}: " if d.get("line") else ""
         lines.append(f"{d['severity']}: {where}{d['message']}")
     if report.previous:
-        lines.append(_previous(report))
+        lines.append(section("previous").summary(report.previous))
     return "\n".join(lines)

@@ -164,9 +164,9 @@ class SearchResult:
 
     def report(self, i: int, **context: Any) -> Any:
         """Candidate ``i``'s Report (its stages, metadata, findings, what its run found), with the Search tab;
-        ``context``: more of ``Report.from_artifact``'s arguments (the cell it came from)."""
+        ``context``: more of ``build_report``'s arguments (the cell it came from)."""
         from workbench.compile import compile as compile_kernel
-        from workbench.report.report import Report
+        from workbench.report.build import build_report
 
         cand = self.candidate(i)
         if not self.has_kernel(i):
@@ -182,10 +182,8 @@ class SearchResult:
         context.setdefault("options", {"search": {k: _plain(v) for k, v in cand.config.items()}})
         notes = [_note(n) for n in self.info.get("notes", [])]
         diags = [*context.pop("diagnostics", []), *notes, _note(_summary_line(i, cand, row, len(self.candidates)))]
-        rep = Report.from_artifact(art, runs=[run], diagnostics=diags, **context)
-        rep.findings = list(row.get("findings") or [])
-        rep.search = self.payload(shown=i)
-        return rep
+        return build_report(art, runs=[run], diagnostics=diags, findings=list(row.get("findings") or []),
+                            search=self.payload(shown=i), **context)
 
     def summary(self) -> str:
         c = self.counts()

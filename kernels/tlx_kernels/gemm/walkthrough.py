@@ -364,11 +364,11 @@ class Knobs:
 
     def report(self, i: int = -1) -> Any:
         """A Report of try ``i`` (default: the last), with the diff against the cell's run."""
+        from workbench.report.build import build_report
         from workbench.report.diff import diff_reports
-        from workbench.report.report import Report
 
         art, kernel = self.artifacts[self.rows[i]["try"]]
-        r = Report.from_artifact(art, kernel=kernel)
+        r = build_report(art, kernel=kernel)
         if self.base is not None:
             r.previous = diff_reports(self.base, r)
         return r

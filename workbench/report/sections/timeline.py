@@ -1,0 +1,39 @@
+"""``--timeline [LEVEL]``: the per-role timeline of one launch instrumented at LEVEL (``workbench.measure.timeline``:
+Proton's intra-kernel trace, the measured clock); the viewer's Timeline tab draws its lanes and role table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.measure.timeline import timeline_section
+from workbench.report.sections import Inputs, Section
+from workbench.report.sections._common import base, num, pct, why_not_on_gpu
+
+
+def build(inp: Inputs) -> dict[str, Any]:
+    entry, level = inp.entry, inp.args.timeline
+    head = base("timeline", "workbench.measure.timeline", inp.device)
+    if entry.relaunch is None:
+        return {**head, "status": "skipped", "reason": why_not_on_gpu(entry, inp.device)}
+    try:
+        section = timeline_section(entry.relaunch, kernel=entry.kernel, grid=entry.grid, args=entry.bound,
+                                   artifact=entry.artifact, level=level if isinstance(level, str) else "fine")
+    except Exception as ex:
+        return {**head, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
+    return {**head, "status": "ok", "reason": None, **(section if isinstance(section, dict) else {"data": section})}
+
+
+def summary(m: dict[str, Any]) -> str:
+    roles = []
+    for r in m.get("roles") or []:
+        busy, wait = pct(r.get("busy_fraction")), pct(r.get("waiting_fraction"))
+        roles.append(f"{r.get('role')} busy {busy or '?'}, waiting {wait or '?'}")
+    out = "; ".join(roles) or "no roles"
+    ov = (m.get("timing") or {}).get("overhead") if isinstance(m.get("timing"), dict) else None
+    if num(ov, "+.1%"):
+        out += f"; instrumentation overhead {ov:+.1%}"
+    return out
+
+
+SECTION = Section(kind="timeline", tab="timeline", summary=summary, option="timeline", build=build,
+                  place="timeline", progress="recording {name}'s per-role timeline")
