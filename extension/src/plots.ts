@@ -5,7 +5,7 @@
  */
 import { clear, el } from './dom';
 import type { Roofline, Timeline } from './schema';
-import { OLD_REPORT, provenance } from './summary';
+import { OLD_REPORT, olderReport, provenance } from './summary';
 
 let plotlyPromise: Promise<any> | null = null;
 
@@ -127,30 +127,6 @@ function roleTable(p: Timeline): HTMLElement | null {
   return t;
 }
 
-/**
- * Colour and legend label of each timeline category, the same in every Report (a category keeps its colour
- * from kernel to kernel) and the same as the Python chart's (workbench/measure/timeline/chart.py COLORS and
- * LABELS; tests/measure/timeline/test_chart_styles.py keeps the two equal). Drawn in this order.
- */
-export const CATEGORY_STYLES: Record<string, { color: string; label: string }> = {
-  task: { color: '#e8e8e8', label: 'task (whole role)' },
-  waiting: { color: '#d62728', label: 'waiting on a barrier' },
-  tma: { color: '#1f77b4', label: 'TMA issue' },
-  mma: { color: '#2ca02c', label: 'MMA issue' },
-  mma_wait: { color: '#98df8a', label: 'waiting for MMA' },
-  epilogue: { color: '#9467bd', label: 'epilogue store' },
-  store_wait: { color: '#c5b0d5', label: 'waiting for TMA stores' },
-  other: { color: '#7f7f7f', label: 'other scope' },
-  untracked: { color: '#e8e8e8', label: 'no scope (math, address, loop)' }
-};
-
-/** The categories of `spans` in drawing order: the known ones as CATEGORY_STYLES lists them, then the rest. */
-export function categoryOrder(spans: Span[]): string[] {
-  const present = new Set(spans.map(s => s.category));
-  const known = Object.keys(CATEGORY_STYLES).filter(c => present.has(c));
-  return [...known, ...Array.from(present).filter(c => !(c in CATEGORY_STYLES))];
-}
-
 export async function renderTimeline(host: HTMLElement, p: Timeline): Promise<void> {
   clear(host);
   const spans = timelineSpans(p);
@@ -176,16 +152,21 @@ export async function renderTimeline(host: HTMLElement, p: Timeline): Promise<vo
     host.append(el('div', { class: 'tlx-plot-status', text: 'This timeline has no lanes to draw.' }));
     return;
   }
+  if (!p.view) {
+    plotDiv.remove();
+    host.append(el('div', { class: 'tlx-plot-status', text: `No drawing: ${olderReport('2.7')}` }));
+    return;
+  }
   const Plotly = await loadPlotly();
   const t0 = Math.min(...spans.map(s => s.start));
-  const traces = categoryOrder(spans).map(cat => {
-    const ss = spans.filter(s => s.category === cat);
-    const style = CATEGORY_STYLES[cat];
+  // the categories in drawing order, each with the colour and label Python gives it (the notebook's chart too)
+  const traces = p.view.categories.map(style => {
+    const ss = spans.filter(s => s.category === style.category);
     return {
       type: 'bar',
       orientation: 'h',
-      name: esc(style?.label ?? cat),
-      ...(style ? { marker: { color: style.color, line: { width: 0 } } } : {}),
+      name: esc(style.label),
+      marker: { color: style.color, line: { width: 0 } },
       y: ss.map(s => esc(s.row)),
       base: ss.map(s => s.start - t0),
       x: ss.map(s => s.end - s.start),
@@ -220,14 +201,18 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
   for (const n of p.notes ?? []) {
     host.append(el('div', { class: 'tlx-plot-status', text: n }));
   }
-  const { peak, bw, mPeak, mBw } = roofsOf(p);
-  if (peak === null || bw === null) {
+  const view = p.view;
+  if (!view) {
+    host.append(el('div', { class: 'tlx-plot-status', text: `No drawing: ${olderReport('2.7')}` }));
+    return;
+  }
+  const roofs = view.roofs;
+  if (!roofs) {
     host.append(el('div', { class: 'tlx-plot-status', text: 'No roofs: the ceilings of the device are unknown.' }));
     return;
   }
-  const timedKernel = (p.points ?? []).some(pt => pt.kind !== 'reference' && num(pt.tflops) !== null);
   const x0 = num(p.intensity);
-  if (!timedKernel && x0 === null && !roofPoints(p).length) {
+  if (!view.timed && x0 === null && !view.placed.length) {
     // nothing to place: say what is missing instead of drawing bare roofs
     host.append(
       el('div', {
@@ -242,6 +227,10 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
   const plotDiv = el('div', { class: 'tlx-plot' });
   host.append(plotDiv);
   const Plotly = await loadPlotly();
+  const peak = roofs.peak_tflops;
+  const bw = roofs.bandwidth_tbs;
+  const mPeak = roofs.measured_peak_tflops ?? null;
+  const mBw = roofs.measured_bandwidth_tbs ?? null;
   const ridge = peak / bw;
   const xs = [ridge / 100, ridge, ridge * 100];
   const traces: unknown[] = [
@@ -253,7 +242,7 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
       line: { color: '#9467bd', dash: 'dash' } });
   }
   const shapes: unknown[] = [];
-  for (const pt of roofPoints(p)) {
+  for (const pt of view.placed) {
     traces.push({
       type: 'scatter',
       mode: 'markers+text',
@@ -265,7 +254,7 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
       marker: { size: 12, symbol: pt.kind === 'reference' ? 'diamond' : 'circle' }
     });
   }
-  if (!timedKernel && x0 !== null) {  // not timed: its intensity only, no point under the roof
+  if (!view.timed && x0 !== null) {  // not timed: its intensity only, no point under the roof
     shapes.push({ type: 'line', x0, x1: x0, yref: 'paper', y0: 0, y1: 1, line: { color: '#bbb', dash: 'dot' } });
   }
   await Plotly.newPlot(
@@ -278,49 +267,11 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
       yaxis: { type: 'log', title: { text: 'TFLOP/s' }, automargin: true },
       title: {
         text: `Roofline (${esc(p.dtype ?? '')})${
-          timedKernel || x0 === null ? '' : ': not timed, the dotted line is its intensity'
+          view.timed || x0 === null ? '' : ': not timed, the dotted line is its intensity'
         }`
       },
       shapes
     },
     { displaylogo: false, responsive: true }
   );
-}
-
-/** The roofs (the datasheet's where known) and the measured ceilings. A Report from before schema 2.1 drew its
- * measured ceilings as the roof: its datasheet figures are in its ``ceilings``, and are the roof here. */
-export function roofsOf(p: Roofline): { peak: number | null; bw: number | null; mPeak: number | null; mBw: number | null } {
-  const c = (p.ceilings ?? {}) as { source?: string; datasheet?: { tflops?: { [k: string]: unknown }; bandwidth_tbs?: unknown } };
-  if (p.measured_peak_tflops === undefined && c.source === 'measured' && c.datasheet) {
-    const dsPeak = num(c.datasheet.tflops?.[p.dtype ?? 'bf16']);
-    const dsBw = num(c.datasheet.bandwidth_tbs);
-    if (dsPeak !== null && dsBw !== null) {
-      return { peak: dsPeak, bw: dsBw, mPeak: num(p.peak_tflops), mBw: num(p.bandwidth_tbs) };
-    }
-  }
-  return { peak: num(p.peak_tflops), bw: num(p.bandwidth_tbs), mPeak: num(p.measured_peak_tflops), mBw: num(p.measured_bandwidth_tbs) };
-}
-
-export interface RoofPoint {
-  name: string;
-  kind: string;
-  x: number;
-  y: number;
-  left: boolean;
-}
-
-/** The timed points, each moved a few percent along x from the ones it would cover (same counts, close rates). */
-export function roofPoints(p: Roofline): RoofPoint[] {
-  const out: RoofPoint[] = [];
-  for (const pt of p.points ?? []) {
-    const x = num(pt.intensity);
-    const y = num(pt.tflops);
-    if (x === null || y === null || y <= 0) {
-      continue;
-    }
-    const near = out.filter(o => Math.abs(Math.log(o.x / x)) < 0.1 && Math.abs(Math.log(o.y / y)) < 0.08).length;
-    out.push({ name: String(pt.name ?? 'kernel'), kind: String(pt.kind ?? 'kernel'), x: x * Math.pow(1.08, near), y,
-      left: near % 2 === 1 });
-  }
-  return out;
 }

@@ -68,7 +68,7 @@ export type Status = 'ok' | 'skipped' | 'error';
  */
 export interface TlxReport {
   /**
-   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check; 2.5 the stalls measurement (--stalls); 2.6 a hung launch's live snapshot (run.snapshot) and the snapshot and stress marks on the orchestration graph; 2.7 the lines Python writes for the viewer to show as they are (a run's and a check's summary, a measurement's provenance).
+   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check; 2.5 the stalls measurement (--stalls); 2.6 a hung launch's live snapshot (run.snapshot) and the snapshot and stress marks on the orchestration graph; 2.7 what Python writes for the viewer to show as it is (a run's and a check's summary, a measurement's provenance, the roofline's and the timeline's view).
    */
   schema_version: '2.0' | '2.1' | '2.2' | '2.3' | '2.4' | '2.5' | '2.6' | '2.7';
   /**
@@ -636,6 +636,7 @@ export interface Roofline {
    * The memory roof: the datasheet bandwidth where known.
    */
   bandwidth_tbs: number | null;
+  view?: RooflineView;
   /**
    * The measured compute ceiling (what cuBLAS reached), drawn as a second line; null when not measured.
    */
@@ -652,6 +653,37 @@ export interface Roofline {
   ceilings_label?: string;
   points: RooflinePoint[];
   notes?: string[];
+}
+/**
+ * What the Roofline tab draws, computed by workbench.report.sections.roofline from the payload (the viewer only draws it). Added in 2.7.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "rooflineView".
+ */
+export interface RooflineView {
+  /**
+   * The roof (the datasheet's: a Report from before 2.1 stored its measured ceiling as the roof) and the measured ceiling; null when the device's ceilings are unknown.
+   */
+  roofs: {
+    peak_tflops: number;
+    bandwidth_tbs: number;
+    measured_peak_tflops: number | null;
+    measured_bandwidth_tbs: number | null;
+  } | null;
+  /**
+   * The timed points, each moved a few percent along x from those it would cover; left: its label goes on the left.
+   */
+  placed: {
+    name: string;
+    kind: string;
+    x: number;
+    y: number;
+    left: boolean;
+  }[];
+  /**
+   * Whether the kernel itself was timed (else only its intensity, a dotted line, when known).
+   */
+  timed: boolean;
 }
 /**
  * This interface was referenced by `TlxReport`'s JSON-Schema
@@ -875,6 +907,7 @@ export interface Timeline {
   clock?: {};
   roles?: TimelineRole[];
   lanes?: TimelineLane[];
+  view?: TimelineView;
   overlap?: {} | null;
   cta_start_skew?: {} | null;
   dropped?: {} | null;
@@ -922,6 +955,19 @@ export interface TimelineLane {
   start_ns?: number;
   dur_ns?: number;
   cycles?: number | null;
+}
+/**
+ * What the Timeline tab draws besides the lanes, computed by workbench.report.sections.timeline (the viewer only draws it): the lanes' categories in drawing order with their colours and legend labels. Added in 2.7.
+ *
+ * This interface was referenced by `TlxReport`'s JSON-Schema
+ * via the `definition` "timelineView".
+ */
+export interface TimelineView {
+  categories: {
+    category: string;
+    color: string;
+    label: string;
+  }[];
 }
 /**
  * A finding of a static orchestration check, pointing at the user's line.

@@ -142,17 +142,6 @@ describe('timeline payloads', () => {
   });
 });
 
-import { categoryOrder, CATEGORY_STYLES } from '../src/plots';
-
-describe('timeline categories', () => {
-  it('draws the known categories in a fixed order with fixed colours, unknown ones after them', () => {
-    const span = (category: string) => ({ row: 'CTA 0 \u00b7 p', name: category, category, start: 0, end: 1 });
-    const order = categoryOrder(['mma', 'custom', 'untracked', 'waiting', 'mma'].map(span));
-    expect(order).toEqual(['waiting', 'mma', 'untracked', 'custom']);
-    expect(CATEGORY_STYLES.waiting.color).not.toEqual(CATEGORY_STYLES.mma.color);
-  });
-});
-
 describe('mainLine', () => {
   const sass = ['', 'UMOV UR9, 0x40000000 ;', 'UMOV UR11, 0x40000000 ;', 'R2UR UR4, R2 ;',
     'HGMMA.64x128x16.F32 R24, gdesc[UR8], R24 ;', 'LDG.E R2, desc[UR6][R2.64] ;'];

@@ -4,8 +4,9 @@ real ``%%tlx`` cells in an in-process IPython shell.
     python tests/report/make_examples.py          # CPU: vector_add(_diff).json, tlx_ws_cooperative.json
     python tests/report/make_examples.py --gpu    # GPU: gpu_<device>_ws_cooperative.json (--bench --check
                                                   #      --timeline on a real launch), about 1-2 minutes
-    python tests/report/make_examples.py --lines  # every stored example gets the lines in words this version
-                                                  #      writes (summaries.write_lines), its data unchanged
+    python tests/report/make_examples.py --shown  # every stored example gets what this version writes for the
+                                                  #      viewer to show as it is (summaries.write_shown: lines in
+                                                  #      words, drawings' views), its data unchanged
 
 The extension's unit tests (extension/test/examples.test.ts) and tests/report read every example.
 """
@@ -99,27 +100,28 @@ def gpu_example(ip) -> None:
           f"{(r.timeline or {}).get('reason') or ''}")
 
 
-def write_lines() -> None:
-    """The lines in words (run, check, measurement summaries, provenance) of this version into every stored example,
-    the recorded data as it was (the GPU example cannot be recorded again without a GPU)."""
+def write_shown() -> None:
+    """What this version writes for the viewer to show as it is (run, check and measurement lines, provenance,
+    drawings' views) into every stored example, the recorded data as it was (the GPU example cannot be recorded
+    again without a GPU)."""
     import json
 
-    from workbench.report.summaries import write_lines as lines
+    from workbench.report.summaries import write_shown as shown
 
     for path in sorted(OUT.glob("*.json")):
         d = json.loads(path.read_text())
-        lines(d)
+        shown(d)
         path.write_text(json.dumps(d, indent=1) + "\n")
-        print(f"{path.relative_to(ROOT)}: lines written")
+        print(f"{path.relative_to(ROOT)}: written")
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--gpu", action="store_true", help="record the GPU example (needs a CUDA GPU)")
-    p.add_argument("--lines", action="store_true", help="write this version's lines into the stored examples")
+    p.add_argument("--shown", action="store_true", help="write what this version shows into the stored examples")
     args = p.parse_args()
-    if args.lines:
-        return write_lines()
+    if args.shown:
+        return write_shown()
     ip = shell()
     if args.gpu:
         import torch

@@ -92,3 +92,41 @@ def test_the_json_form_carries_the_lines_the_viewer_shows():
     assert r["timeline"]["summary"].startswith("timeline: producer busy 31%")
     ts = re.sub(r"/\*.*?\*/", "", (ROOT / "extension" / "src" / "summary.ts").read_text(), flags=re.S)  # the code
     assert "measured by" not in ts and "ran on" not in ts and "grid=" not in ts  # the twins of Python's wording
+
+
+ROOF = {"kind": "roofline", "status": "ok", "reason": None, "dtype": "bf16", "intensity": 1000}
+
+
+def test_the_roofline_view_draws_the_datasheet_roof_and_the_measured_ceiling_as_a_second_line():
+    from workbench.report.sections.roofline import view
+
+    v = view({**ROOF, "peak_tflops": 989, "bandwidth_tbs": 4.8, "measured_peak_tflops": 687,
+              "measured_bandwidth_tbs": 4.2, "points": []})
+    assert v["roofs"] == {"peak_tflops": 989, "bandwidth_tbs": 4.8, "measured_peak_tflops": 687,
+                          "measured_bandwidth_tbs": 4.2}
+    # a Report from before 2.1 stored its measured ceiling as the roof: the datasheet is the roof when drawn
+    old = view({**ROOF, "peak_tflops": 687, "bandwidth_tbs": 4.2, "points": [],
+                "ceilings": {"source": "measured", "datasheet": {"tflops": {"bf16": 989}, "bandwidth_tbs": 4.8}}})
+    assert old["roofs"] == v["roofs"]
+    assert view({**ROOF, "peak_tflops": None, "bandwidth_tbs": 4.8, "points": []})["roofs"] is None
+
+
+def test_the_roofline_view_places_only_timed_points_and_moves_those_that_would_cover_each_other():
+    from workbench.report.sections.roofline import view
+
+    pts = [{"name": "k", "kind": "kernel", "intensity": 1000, "tflops": 700},
+           {"name": "cuBLAS", "kind": "reference", "intensity": 1000, "tflops": 705},
+           {"name": "untimed", "kind": "kernel", "intensity": 1000, "tflops": None}]
+    v = view({**ROOF, "peak_tflops": 989, "bandwidth_tbs": 4.8, "points": pts})
+    assert [p["name"] for p in v["placed"]] == ["k", "cuBLAS"] and v["timed"]
+    assert v["placed"][1]["x"] > v["placed"][0]["x"] and v["placed"][1]["left"] and not v["placed"][0]["left"]
+    only_ref = view({**ROOF, "peak_tflops": 989, "bandwidth_tbs": 4.8, "points": pts[1:]})
+    assert not only_ref["timed"]  # the reference was timed, the kernel was not: its intensity is a dotted line
+
+
+def test_an_ok_roofline_in_a_reports_json_form_carries_its_view():
+    from workbench.report.report import Report
+
+    d = json.loads((ROOT / "workbench" / "report" / "examples" / "tlx_ws_cooperative.json").read_text())
+    roof = next(m for m in Report.from_dict(d).to_dict()["measurements"] if m["kind"] == "roofline")
+    assert roof["view"]["roofs"]["peak_tflops"] > 0 and roof["view"]["timed"] is False

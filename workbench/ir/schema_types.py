@@ -473,40 +473,6 @@ class Counts(TypedDict):
     estimate: NotRequired[bool]
 
 
-class Roofline(TypedDict):
-    kind: Literal['roofline']
-    status: Status
-    reason: str | None
-    measured_by: NotRequired[str | None]
-    device: NotRequired[str | None]
-    when: NotRequired[str | None]
-    summary: NotRequired[str]
-    provenance: NotRequired[str]
-    name: NotRequired[str]
-    dtype: NotRequired[str]
-    flops: NotRequired[float | None]
-    bytes: NotRequired[float | None]
-    counts: NotRequired[Counts]
-    intensity: NotRequired[float | None]
-    bound: NotRequired[str | None]
-    ridge: NotRequired[float | None]
-    peak_tflops: float | None
-    bandwidth_tbs: float | None
-    measured_peak_tflops: NotRequired[float | None]
-    measured_bandwidth_tbs: NotRequired[float | None]
-    attainable_tflops: NotRequired[float | None]
-    seconds: NotRequired[float | None]
-    achieved_tflops: NotRequired[float | None]
-    achieved_tbs: NotRequired[float | None]
-    compute_fraction: NotRequired[float | None]
-    memory_fraction: NotRequired[float | None]
-    roof_fraction: NotRequired[float | None]
-    ceilings: NotRequired[Ceilings]
-    ceilings_label: NotRequired[str]
-    points: list[RooflinePoint]
-    notes: NotRequired[list[str]]
-
-
 class Kernel1(TypedDict):
     name: str
     kind: NotRequired[str]
@@ -611,7 +577,35 @@ class OtherMeasurement(TypedDict):
     provenance: NotRequired[str]
 
 
-Measurement: TypeAlias = Bench | Roofline | Capture | Stalls | OtherMeasurement
+class Roofs(TypedDict):
+    peak_tflops: float
+    bandwidth_tbs: float
+    measured_peak_tflops: float | None
+    measured_bandwidth_tbs: float | None
+
+
+class PlacedItem(TypedDict):
+    name: str
+    kind: str
+    x: float
+    y: float
+    left: bool
+
+
+class RooflineView(TypedDict):
+    roofs: Roofs | None
+    placed: list[PlacedItem]
+    timed: bool
+
+
+class Category(TypedDict):
+    category: str
+    color: str
+    label: str
+
+
+class TimelineView(TypedDict):
+    categories: list[Category]
 
 
 class TimelineLane(TypedDict):
@@ -652,6 +646,7 @@ class Timeline(TypedDict):
     clock: NotRequired[dict[str, Any]]
     roles: NotRequired[list[TimelineRole]]
     lanes: NotRequired[list[TimelineLane]]
+    view: NotRequired[TimelineView]
     overlap: NotRequired[dict[str, Any] | None]
     cta_start_skew: NotRequired[dict[str, Any] | None]
     dropped: NotRequired[dict[str, Any] | None]
@@ -791,6 +786,44 @@ class Check(TypedDict):
     error: NotRequired[CheckError]
     guards: NotRequired[list[Guard]]
     reference_note: NotRequired[str]
+
+
+class Roofline(TypedDict):
+    kind: Literal['roofline']
+    status: Status
+    reason: str | None
+    measured_by: NotRequired[str | None]
+    device: NotRequired[str | None]
+    when: NotRequired[str | None]
+    summary: NotRequired[str]
+    provenance: NotRequired[str]
+    name: NotRequired[str]
+    dtype: NotRequired[str]
+    flops: NotRequired[float | None]
+    bytes: NotRequired[float | None]
+    counts: NotRequired[Counts]
+    intensity: NotRequired[float | None]
+    bound: NotRequired[str | None]
+    ridge: NotRequired[float | None]
+    peak_tflops: float | None
+    bandwidth_tbs: float | None
+    view: NotRequired[RooflineView]
+    measured_peak_tflops: NotRequired[float | None]
+    measured_bandwidth_tbs: NotRequired[float | None]
+    attainable_tflops: NotRequired[float | None]
+    seconds: NotRequired[float | None]
+    achieved_tflops: NotRequired[float | None]
+    achieved_tbs: NotRequired[float | None]
+    compute_fraction: NotRequired[float | None]
+    memory_fraction: NotRequired[float | None]
+    roof_fraction: NotRequired[float | None]
+    ceilings: NotRequired[Ceilings]
+    ceilings_label: NotRequired[str]
+    points: list[RooflinePoint]
+    notes: NotRequired[list[str]]
+
+
+Measurement: TypeAlias = Bench | Roofline | Capture | Stalls | OtherMeasurement
 
 
 class Diff(TypedDict):

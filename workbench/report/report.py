@@ -23,7 +23,7 @@ from workbench.ir.json_values import jsonable
 from workbench.report.highlight import language_of_stage
 from workbench.report.packing import pack_stage_diff, pack_stages, unpack_stage, unpack_stage_diff
 from workbench.report.sections._common import now as _now
-from workbench.report.summaries import write_lines
+from workbench.report.summaries import write_shown
 
 __all__ = ["BUDGET_BYTES", "MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
 
@@ -338,7 +338,7 @@ class Report:
         snapshot = next((r["snapshot"] for r in reversed(d["runs"]) if isinstance(r.get("snapshot"), dict)), None)
         stress = ((d["search"] or {}).get("info") or {}).get("stress")
         d["orchestration"] = decorate(d["orchestration"], d["findings"], d["timeline"], snapshot, stress)
-        write_lines(d)  # the viewer shows them as they are
+        write_shown(d)  # lines and views the viewer shows as they are
         if isinstance(self.previous, dict) and isinstance(self.previous.get("stages"), list):
             d["previous"] = {**d["previous"], "stages": [pack_stage_diff(s) for s in d["previous"]["stages"]]}
         room = None if max_bytes is None else max_bytes - len(json.dumps(d))

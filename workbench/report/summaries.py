@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.report.sections import summary_line
+from workbench.report.sections import section, summary_line
 
-__all__ = ["check_line", "finding_line", "measurement_line", "provenance", "run_line", "write_lines"]
+__all__ = ["check_line", "finding_line", "measurement_line", "provenance", "run_line", "write_shown"]
 
 
 def run_line(run: dict[str, Any]) -> str:
@@ -51,12 +51,16 @@ def measurement_line(m: dict[str, Any]) -> str:
     return summary_line(m)
 
 
-def write_lines(d: dict[str, Any]) -> None:
-    """Into a Report's JSON form ``d``: each run's, check's and measurement's line in words (``summary``) and each
-    measurement's ``provenance``, which the viewer shows as they are (it words nothing itself)."""
+def write_shown(d: dict[str, Any]) -> None:
+    """Into a Report's JSON form ``d``: each run's, check's and measurement's line in words (``summary``), each
+    measurement's ``provenance`` and, where its section draws one, its ``view``: what the viewer shows as it is (it
+    words and computes nothing itself)."""
     for m in [*(d.get("measurements") or []), d.get("timeline")]:
         if isinstance(m, dict) and m.get("kind"):
             m["summary"], m["provenance"] = measurement_line(m), provenance(m)
+            sec = section(str(m["kind"]))
+            if sec is not None and sec.view is not None and m.get("status", "ok") == "ok":
+                m["view"] = sec.view(m)
     for run in d.get("runs") or []:
         run["summary"] = run_line(run)
         for c in run.get("checks") or []:

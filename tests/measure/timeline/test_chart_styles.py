@@ -1,24 +1,29 @@
 """One colour and one label per timeline category, in the notebook's plotly chart (workbench.measure.timeline.chart)
-and in the JupyterLab viewer (extension/src/plots.ts CATEGORY_STYLES): a category looks the same everywhere."""
+and in the JupyterLab viewer, which draws the categories the timeline section's view gives it
+(workbench.report.sections.timeline): a category looks the same everywhere, and the viewer keeps no styles of its
+own."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from workbench.measure.timeline.chart import COLORS, LABELS
 from workbench.measure.timeline.trace import CATEGORIES
+from workbench.report.sections.timeline import OTHER, view
 
 PLOTS_TS = Path(__file__).resolve().parents[3] / "extension" / "src" / "plots.ts"
 
 
-def extension_styles() -> dict[str, tuple[str, str]]:
-    block = re.search(r"CATEGORY_STYLES[^=]*=\s*\{(.*?)\n\};", PLOTS_TS.read_text(), re.S).group(1)
-    entries = re.findall(r"(\w+): \{ color: '(#[0-9a-f]{6})', label: '([^']*)' \}", block)
-    return {name: (color, label) for name, color, label in entries}
+def test_the_view_styles_every_category_as_the_python_chart_does_in_its_order():
+    lanes = [{"category": c} for c in ["mma", "custom", "untracked", "waiting", "mma", "task"]]
+    cats = view({"lanes": lanes})["categories"]
+    assert [c["category"] for c in cats] == ["task", "waiting", "mma", "untracked", "custom"]
+    for c in cats:
+        want = (COLORS[c["category"]], LABELS[c["category"]]) if c["category"] in COLORS else (OTHER, "custom")
+        assert (c["color"], c["label"]) == want
+    assert set(CATEGORIES) <= set(COLORS) and set(CATEGORIES) <= set(LABELS)  # every category a trace holds
 
 
-def test_the_viewer_and_the_python_chart_style_every_category_alike():
-    styles = extension_styles()
-    assert styles == {cat: (COLORS[cat], LABELS[cat]) for cat in COLORS}
-    assert set(CATEGORIES) <= set(styles)  # every category a trace can hold has a style
+def test_the_viewer_keeps_no_styles_of_its_own():
+    ts = PLOTS_TS.read_text()
+    assert "CATEGORY_STYLES" not in ts and not any(label in ts for label in LABELS.values())

@@ -40,7 +40,8 @@ class Section:
     ``option``: the ``%%tlx`` option (an attribute of the parsed options) that asks for it; ``build`` then turns
     :class:`Inputs` into the payload, or a list of payloads for ``place == "measurements"``; ``place``: the Report
     field it goes to; ``progress``: what the progress line says while it builds (``{name}``: the kernel).
-    ``built_by``: where a payload that no option asks for is built (the registry's index of builders)."""
+    ``built_by``: where a payload that no option asks for is built (the registry's index of builders). ``view``:
+    what the viewer draws, computed from the payload (written into it as ``view``: the tab only draws it)."""
 
     kind: str
     tab: str | None = None
@@ -50,6 +51,7 @@ class Section:
     place: str = "measurements"
     progress: str | None = None
     built_by: str | None = None
+    view: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 @cache

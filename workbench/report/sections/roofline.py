@@ -3,6 +3,7 @@ builds its payload from ``--flops``/``--bytes``; this module words it, and the v
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from workbench.report.sections import Section
@@ -30,4 +31,45 @@ def summary(m: dict[str, Any]) -> str:
     return " · ".join(b for b in bits if b) or "no counts"
 
 
-SECTION = Section(kind="roofline", tab="roofline", summary=summary, built_by="workbench.measure.report.report_items")
+def _n(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def roofs(m: dict[str, Any]) -> dict[str, Any] | None:
+    """The roof (the datasheet's) and the measured ceiling. A Report from before 2.1 stored its measured ceiling as
+    the roof: its datasheet figures are in its ``ceilings`` and are the roof here."""
+    peak, bw = _n(m.get("peak_tflops")), _n(m.get("bandwidth_tbs"))
+    mpeak, mbw = _n(m.get("measured_peak_tflops")), _n(m.get("measured_bandwidth_tbs"))
+    c = m.get("ceilings") if isinstance(m.get("ceilings"), dict) else {}
+    sheet = c.get("datasheet") if isinstance(c.get("datasheet"), dict) else None
+    if "measured_peak_tflops" not in m and c.get("source") == "measured" and sheet:
+        dpeak, dbw = _n((sheet.get("tflops") or {}).get(m.get("dtype") or "bf16")), _n(sheet.get("bandwidth_tbs"))
+        if dpeak is not None and dbw is not None:
+            peak, bw, mpeak, mbw = dpeak, dbw, peak, bw
+    if peak is None or bw is None:
+        return None
+    return {"peak_tflops": peak, "bandwidth_tbs": bw, "measured_peak_tflops": mpeak, "measured_bandwidth_tbs": mbw}
+
+
+def placed(m: dict[str, Any]) -> list[dict[str, Any]]:
+    """The timed points, each moved a few percent along x from the ones it would cover (same counts, close rates),
+    its label on the other side."""
+    out: list[dict[str, Any]] = []
+    for pt in m.get("points") or []:
+        x, y = _n(pt.get("intensity")), _n(pt.get("tflops"))
+        if x is None or y is None or y <= 0 or x <= 0:
+            continue
+        near = sum(1 for o in out if abs(math.log(o["x0"] / x)) < 0.1 and abs(math.log(o["y"] / y)) < 0.08)
+        out.append({"name": str(pt.get("name") or "kernel"), "kind": str(pt.get("kind") or "kernel"), "x0": x,
+                    "x": x * 1.08**near, "y": y, "left": near % 2 == 1})
+    return [{k: v for k, v in o.items() if k != "x0"} for o in out]
+
+
+def view(m: dict[str, Any]) -> dict[str, Any]:
+    """What the Roofline tab draws: the roofs, the placed points, whether the kernel itself was timed."""
+    timed = any(p.get("kind") != "reference" and _n(p.get("tflops")) is not None for p in m.get("points") or [])
+    return {"roofs": roofs(m), "placed": placed(m), "timed": timed}
+
+
+SECTION = Section(kind="roofline", tab="roofline", summary=summary, view=view,
+                  built_by="workbench.measure.report.report_items")
