@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from workbench.report.packing import pack_stage
+from workbench.report.summaries import write_shown
 
 MIME = "application/vnd.tlx-workbench.report+json"
 
@@ -111,7 +112,7 @@ def evil_report(sass_lines: int = 50_000) -> dict:
             "}",
         ]
     )
-    return {
+    d = {
         "schema_version": "2.0",
         "id": "evil0001",
         "created": "2025-01-01T00:00:00.000Z",
@@ -290,6 +291,8 @@ def evil_report(sass_lines: int = 50_000) -> dict:
         "previous": None,
         "view": {"stages_first": ["ptx"]},
     }
+    write_shown(d)  # what the Python side writes for the viewer to show as it is (lines, views)
+    return d
 
 
 def write_notebook(root: Path, name: str, cells: list[str]) -> str:
