@@ -4,8 +4,8 @@
  * since plotly interprets a subset of HTML in labels.
  */
 import { clear, el } from './dom';
-import type { Roofline, Timeline } from './schema';
-import { OLD_REPORT, olderReport, provenance } from './summary';
+import type { Roofline, RooflineView, Timeline } from './schema';
+import { OLD_REPORT, provenance } from './summary';
 
 let plotlyPromise: Promise<any> | null = null;
 
@@ -152,21 +152,17 @@ export async function renderTimeline(host: HTMLElement, p: Timeline): Promise<vo
     host.append(el('div', { class: 'tlx-plot-status', text: 'This timeline has no lanes to draw.' }));
     return;
   }
-  if (!p.view) {
-    plotDiv.remove();
-    host.append(el('div', { class: 'tlx-plot-status', text: `No drawing: ${olderReport('2.7')}` }));
-    return;
-  }
   const Plotly = await loadPlotly();
   const t0 = Math.min(...spans.map(s => s.start));
   // the categories in drawing order, each with the colour and label Python gives it (the notebook's chart too)
-  const traces = p.view.categories.map(style => {
+  const categories = p.view?.categories ?? storedCategories(spans);
+  const traces = categories.map(style => {
     const ss = spans.filter(s => s.category === style.category);
     return {
       type: 'bar',
       orientation: 'h',
       name: esc(style.label),
-      marker: { color: style.color, line: { width: 0 } },
+      ...(style.color ? { marker: { color: style.color, line: { width: 0 } } } : {}),
       y: ss.map(s => esc(s.row)),
       base: ss.map(s => s.start - t0),
       x: ss.map(s => s.end - s.start),
@@ -201,11 +197,10 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
   for (const n of p.notes ?? []) {
     host.append(el('div', { class: 'tlx-plot-status', text: n }));
   }
-  const view = p.view;
-  if (!view) {
-    host.append(el('div', { class: 'tlx-plot-status', text: `No drawing: ${olderReport('2.7')}` }));
-    return;
-  }
+  const view = p.view ?? storedRoofline(p);
+  // Python's view names the datasheet roof; a Report from before 2.7 draws its stored roof without that claim (one
+  // from before 2.1 stored its measured ceiling there: the caption's ceilings say which)
+  const roofName = p.view ? 'roof (datasheet)' : 'roof (as stored)';
   const roofs = view.roofs;
   if (!roofs) {
     host.append(el('div', { class: 'tlx-plot-status', text: 'No roofs: the ceilings of the device are unknown.' }));
@@ -234,7 +229,7 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
   const ridge = peak / bw;
   const xs = [ridge / 100, ridge, ridge * 100];
   const traces: unknown[] = [
-    { type: 'scatter', mode: 'lines', name: 'roof (datasheet)', x: xs, y: xs.map(x => Math.min(peak, bw * x)),
+    { type: 'scatter', mode: 'lines', name: roofName, x: xs, y: xs.map(x => Math.min(peak, bw * x)),
       line: { color: '#888' } }
   ];
   if (mPeak !== null && mBw !== null) {
@@ -274,4 +269,23 @@ export async function renderRoofline(host: HTMLElement, p: Roofline): Promise<vo
     },
     { displaylogo: false, responsive: true }
   );
+}
+
+/** A Report from before 2.7 carries no view: its lanes' categories as they come, in plotly's colours. */
+function storedCategories(spans: Span[]): Array<{ category: string; color: string; label: string }> {
+  return Array.from(new Set(spans.map(s => s.category))).map(category => ({ category, color: '', label: category }));
+}
+
+/** A Report from before 2.7 carries no view: its stored roofs and timed points as they are. */
+function storedRoofline(p: Roofline): RooflineView {
+  const peak = num(p.peak_tflops);
+  const bw = num(p.bandwidth_tbs);
+  const points = (p.points ?? []).filter(pt => num(pt.intensity) !== null && (num(pt.tflops) ?? 0) > 0);
+  return {
+    roofs: peak === null || bw === null ? null : { peak_tflops: peak, bandwidth_tbs: bw,
+      measured_peak_tflops: num(p.measured_peak_tflops), measured_bandwidth_tbs: num(p.measured_bandwidth_tbs) },
+    placed: points.map(pt => ({ name: String(pt.name ?? 'kernel'), kind: String(pt.kind ?? 'kernel'), x: pt.intensity as number,
+      y: pt.tflops as number, left: false })),
+    timed: (p.points ?? []).some(pt => pt.kind !== 'reference' && num(pt.tflops) !== null)
+  };
 }

@@ -1,25 +1,22 @@
 /**
  * The lines in words of what a Report ran, checked and measured. Python writes them (workbench/report/summaries.py
  * and the sections' summaries: each payload's `summary` and `provenance`); the viewer shows them as they are and
- * words nothing itself. A Report from before a line was written says so instead.
+ * words nothing itself. A Report from before 2.7 (a notebook saved earlier) carries no such line: its stored
+ * fields are shown as they are instead.
  */
 import type { Check, Measurement, Run, Timeline } from './schema';
 
-/** What stands for a line that an older Report did not carry (`since`: the schema version that added it). */
-export function olderReport(since: string): string {
-  return `(a Report from before ${since} carries no line in words for this: run the cell again for it)`;
-}
+/** What stands for an ok measurement's line that a Report from before 2.5 did not carry. */
+export const OLD_REPORT = 'ok (a Report from before 2.5 carries no summary line: run the cell again for it)';
 
-export const OLD_REPORT = `ok ${olderReport('2.5')}`;
-
-/** "ran on D grid=(...)" or "not run: <why>": the run's line as Python wrote it. */
+/** The run's line as Python wrote it; a Report from before 2.7: its stored device or reason. */
 export function runLine(run: Run): string {
-  return run.summary ?? `${run.mode}${run.ran ? '' : ', not run'} ${olderReport('2.7')}`;
+  return run.summary ?? [run.mode, run.ran ? run.device : run.reason].filter(Boolean).join(': ');
 }
 
-/** "check <expr>: <status> (<message>)": the check's line as Python wrote it. */
+/** The check's line as Python wrote it; a Report from before 2.7: its stored expression, status and message. */
 export function checkLine(c: Check): string {
-  return c.summary ?? `check ${c.expr}: ${c.status} ${olderReport('2.7')}`;
+  return c.summary ?? [c.expr, c.status, c.message].filter(Boolean).join(': ');
 }
 
 /** "12.5%", or "-" for a share nobody measured. */
@@ -27,19 +24,21 @@ export function percent(x: number | null | undefined): string {
   return typeof x === 'number' && isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-';
 }
 
-/** "measured by X, on D, at W" as Python wrote it (empty for an older Report: its caption is left out). */
-export function provenance(m: { provenance?: string }): string {
-  return m.provenance ?? '';
+/** Who measured it, where and when, as Python wrote it; a Report from before 2.7: the stored fields. */
+export function provenance(m: {
+  provenance?: string;
+  measured_by?: string | null;
+  device?: string | null;
+  when?: string | null;
+}): string {
+  return m.provenance ?? [m.measured_by, m.device, m.when].filter(Boolean).join(', ');
 }
 
-/** "bench: median 1.2 ms (...)" or "bench: skipped, because <reason>": the line Python wrote (`summary`). */
+/** The measurement's line as Python wrote it; a Report from before 2.5: its stored kind, status and reason. */
 export function measurementLine(m: Measurement | Timeline): string {
   if (m.summary) {
     return m.summary;
   }
   const status = m.status ?? 'ok';
-  if (status !== 'ok') {
-    return `${m.kind}: ${status}${m.reason ? `, because ${m.reason}` : ''}`;
-  }
-  return `${m.kind}: ${OLD_REPORT}`;
+  return status === 'ok' ? `${m.kind}: ${OLD_REPORT}` : [m.kind, status, m.reason].filter(Boolean).join(': ');
 }
