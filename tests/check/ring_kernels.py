@@ -388,6 +388,46 @@ def mma_ring(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: 
 
 
 @triton.jit
+def mma_in_flight(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                  STAGES: tl.constexpr, PLAIN_LOOP: tl.constexpr):
+    """A GEMM ring that keeps one wgmma in flight (async_dot_wait(1)) and releases the slot of the dot before it.
+    In a plain ``range`` loop Triton waits for each dot as soon as it is issued; ``tl.range(..., num_stages=0)``
+    leaves the waits to the kernel."""
+    a = tlx.local_alloc((BM, BK), tl.float16, STAGES)
+    b = tlx.local_alloc((BK, BN), tl.float16, STAGES)
+    full = tlx.alloc_barriers(STAGES, arrive_count=1)
+    empty = tlx.alloc_barriers(STAGES, arrive_count=1)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            for k in range(0, K // BK):
+                s = k % STAGES
+                tlx.barrier_wait(empty[s], ((k // STAGES) & 1) ^ 1)
+                tlx.barrier_expect_bytes(full[s], (BM * BK + BK * BN) * 2)
+                tlx.async_descriptor_load(a_desc, a[s], [0, k * BK], full[s])
+                tlx.async_descriptor_load(b_desc, b[s], [k * BK, 0], full[s])
+        with tlx.async_task(num_warps=4):
+            acc = tl.zeros([BM, BN], tl.float32)
+            if PLAIN_LOOP:
+                for k in range(0, K // BK):
+                    s = k % STAGES
+                    tlx.barrier_wait(full[s], (k // STAGES) & 1)
+                    acc = tlx.async_dot(a[s], b[s], acc)  # BUG: dot-waited-at-issue
+                    acc = tlx.async_dot_wait(1, acc)  # the wait the kernel meant
+                    if k > 0:
+                        tlx.barrier_arrive(empty[(k - 1) % STAGES])
+            else:
+                for k in tl.range(0, K // BK, num_stages=0):
+                    s = k % STAGES
+                    tlx.barrier_wait(full[s], (k // STAGES) & 1)
+                    acc = tlx.async_dot(a[s], b[s], acc)
+                    acc = tlx.async_dot_wait(1, acc)
+                    if k > 0:
+                        tlx.barrier_arrive(empty[(k - 1) % STAGES])
+            acc = tlx.async_dot_wait(0, acc)
+            c_desc.store([0, 0], acc.to(tlx.dtype_of(c_desc)))
+
+
+@triton.jit
 def too_much_smem(x_desc, out_ptr, K, BM: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
     bufs = tlx.local_alloc((BM, BK), tl.float16, STAGES)  # BUG: smem-limit
     full = tlx.alloc_barriers(1, arrive_count=1)

@@ -62,9 +62,18 @@ LIBRARY = ([("gemm", n) for n in [*G.KERNELS, "triton_dot"]] + [("attention", n)
            + [("broadcast", BC.TEST_SHAPES[0].name)])
 
 
-def _assert_clean(art, kernel, args, kw, grid):
+# Meta's pipelined FA kernels keep their P V wgmma in flight with async_dot_wait(1), in plain range loops where
+# Triton 3.8 + uTLX waits for every async dot as soon as it is issued (their SASS issues no exp2 while a P V group is
+# in flight): dot-waited-at-issue says so, at these lines of the wheel's files, and nothing else is found
+DOT_WAITED = {"hopper_fa_ws_pipelined": [229], "hopper_fa_ws_pipelined_pingpong": [235],
+              "hopper_fa_ws_pipelined_pingpong_persistent": [343, 376]}
+
+
+def _assert_clean(art, kernel, args, kw, grid, waited_at_issue=()):
     findings = check_artifact(art, kernel, *args, grid=grid, strict=True, **kw)
-    assert [str(f) for f in findings if f.severity != "info"] == []
+    shown = [f for f in findings if f.severity != "info"]
+    assert [(f.rule, f.line) for f in shown] == [("dot-waited-at-issue", ln) for ln in waited_at_issue], \
+        [str(f) for f in shown]
     full_grid = (grid or ()) + (132, 1, 1)[len(grid or ()):]
     trace = simulate(build_model(art), launch_values(kernel, args, kw), grid=full_grid)
     assert not trace.lost and not trace.truncated and not trace.blocked
@@ -74,7 +83,7 @@ def _assert_clean(art, kernel, args, kw, grid):
 
 @pytest.mark.parametrize("name", TUTORIALS)
 def test_meta_tutorials_have_no_findings(name):
-    trace = _assert_clean(*tutorial(name))
+    trace = _assert_clean(*tutorial(name), waited_at_issue=DOT_WAITED.get(name, ()))
     if "gemm_pipelined" not in name:  # the cp.async GEMM has no mbarriers; every other one waits on some
         assert trace.waits
 

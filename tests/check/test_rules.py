@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 
 import pytest
 
@@ -153,6 +154,30 @@ def test_correct_rings_give_no_finding(name):
 
 def test_the_correct_mma_ring_gives_no_finding():
     assert mma_findings(early_release=False) == []
+
+
+@pytest.mark.parametrize("plain_loop", [True, False])
+def test_an_async_dot_the_compiler_waits_for_at_issue_is_found_only_where_it_happens(plain_loop):
+    """A plain ``range`` loop: Triton puts a wgmma.wait_group 0 right after the dot, and the kernel's
+    async_dot_wait(1) keeps nothing in flight (the finding at the dot, the kernel's wait related); the same ring in
+    a ``tl.range(..., num_stages=0)`` loop keeps the dot asynchronous and gives no finding."""
+    a, b = torch.empty(64, K, dtype=torch.float16), torch.empty(K, 128, dtype=torch.float16)
+    c = torch.empty(64, 128, dtype=torch.float16)
+    descs = (TensorDescriptor(a, [64, K], [K, 1], [64, 64]), TensorDescriptor(b, [K, 128], [128, 1], [64, 128]),
+             TensorDescriptor(c, [64, 128], [128, 1], [64, 128]))
+    art = workbench.compile(R.mma_in_flight, *descs, K, BM=64, BN=128, BK=64, STAGES=STAGES, PLAIN_LOOP=plain_loop)
+    findings = check(R.mma_in_flight, *descs, K, BM=64, BN=128, BK=64, STAGES=STAGES, PLAIN_LOOP=plain_loop,
+                     strict=True)
+    waits = [int(n) for n in re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+)", art.stages["ptx"])]
+    if not plain_loop:
+        assert findings == [] and waits.count(0) == 1  # the final wait only
+        return
+    assert waits.count(0) == 2  # the compiler's, and the final one
+    [f] = findings
+    assert (f.rule, f.severity, f.line) == ("dot-waited-at-issue", "warning",
+                                             marked_line(R.mma_in_flight, "# BUG: dot-waited-at-issue"))
+    assert [r.line for r in f.related] == [marked_line(R.mma_in_flight, "# the wait the kernel meant")]
+    assert "keeps nothing in flight" in f.message and "num_stages=0" in f.hint
 
 
 @functools.cache

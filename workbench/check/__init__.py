@@ -37,6 +37,9 @@ Rules (``Finding.rule``):
   (Triton drops them all: no setmaxnreg), ``registers=`` on the default task (not passed on).
 * ``task-outside-tasks`` (warning): ``tlx.async_task`` in the kernel's source with no ``tlx.async_tasks()``
   block, so no warp specialization (source + TTGIR).
+* ``dot-waited-at-issue`` (warning): an asynchronous dot the compiler waits for as soon as it is issued (TTGIR: a
+  ``warp_group_dot_wait`` with pendings 0 right after the dot, at the dot's own location), so the kernel's own
+  ``async_dot_wait(N, ...)`` keeps nothing in flight (TTGIR).
 * ``not-followed`` (info): a task the simulation could not follow past a line.
 * ``checks-failed`` (info): the model could not be read; nothing was checked.
 """
@@ -90,6 +93,7 @@ def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...
         rules_bounds,
         rules_global,
         rules_hangs,
+        rules_mma,
         rules_phases,
         rules_races,
         rules_registers,
@@ -107,6 +111,7 @@ def run_checks(model, values: dict[str, int] | None = None, grid: tuple[int, ...
     rules_static.wait_never_completes(ctx)
     rules_static.unwritten_buffer(ctx)
     rules_static.task_outside_tasks(ctx)
+    rules_mma.dot_waited_at_issue(ctx)
     rules_bounds.index_out_of_range(ctx)
     rules_global.global_out_of_bounds(ctx, values, tuple(grid) if grid else None)
     rules_phases.first_wait_passes(ctx)

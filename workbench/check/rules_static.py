@@ -113,7 +113,7 @@ def narrowing_store(ctx: Context) -> None:
         src = defs.get(op.operands[pos] if pos >= 0 else op.operands[-1])
         while src is not None and src.name in _THROUGH and src.operands:
             src = defs.get(src.operands[0])
-        if src is None or src.name not in _NARROW or not _same_loc(src, op) or "f32" not in src.body.split(" to ")[0]:
+        if src is None or src.name not in _NARROW or not same_loc(src, op) or "f32" not in src.body.split(" to ")[0]:
             continue
         line = model.to_line(op)
         if line in seen:
@@ -129,7 +129,7 @@ def narrowing_store(ctx: Context) -> None:
             [], "c = acc.to(tlx.dtype_of(c_desc)); c_desc.store(offsets, c)"))
 
 
-def _same_loc(a: Op, b: Op) -> bool:
+def same_loc(a: Op, b: Op) -> bool:
     la = next((loc for loc in a.locs if not loc.inlined), None)
     lb = next((loc for loc in b.locs if not loc.inlined), None)
     return la is not None and lb is not None and (la.file, la.line, la.col) == (lb.file, lb.line, lb.col)
