@@ -5,7 +5,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["jsonable"]
+__all__ = ["json_num", "jsonable"]
+
+
+def json_num(x: float | None) -> float | None:
+    """A float for JSON: None for None, NaN and infinities."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
 
 
 def jsonable(value: Any) -> Any:

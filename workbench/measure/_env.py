@@ -1,10 +1,9 @@
-"""Shared helpers: the GPU check, versions and driver, the cache directory, JSON-safe numbers."""
+"""Shared helpers: the GPU check, versions and driver, the cache directory."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import functools
-import math
 import os
 import platform
 import re
@@ -135,9 +134,3 @@ def cache_dir() -> Path:
         return Path("~/.cache/tlx-workbench").expanduser()
 
 
-def json_num(x: float | None) -> float | None:
-    """A float for JSON: None for None, NaN and infinities."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None

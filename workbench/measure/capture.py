@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.measure._env import environment, json_num, require_gpu
+from workbench.ir.json_values import json_num
+from workbench.measure._env import environment, require_gpu
 
 
 def kernel_kind(name: str) -> str:

@@ -9,12 +9,12 @@ from typing import Any
 
 from workbench.compile.triton_reach import scaled_mm
 from workbench.errors import WorkbenchError
+from workbench.ir.json_values import json_num
 from workbench.measure._env import (
     cache_dir,
     driver_version,
     environment,
     gpu_available,
-    json_num,
     now_iso,
     require_gpu,
 )

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.measure._env import gpu_available, json_num
+from workbench.ir.json_values import json_num
+from workbench.measure._env import gpu_available
 from workbench.measure.ceilings import DTYPES, Ceilings, ceilings, normalize_dtype
 from workbench.measure.charts import roofline_figure
 from workbench.measure.counts import Counts, resolve_counts

@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workbench.measure._env import environment, json_num, require_gpu
+from workbench.ir.json_values import json_num
+from workbench.measure._env import environment, require_gpu
 
 #: p10-p90 spread (as a fraction of the median) above which a timing is flagged as untrustworthy.
 SPREAD_LIMIT = 0.10

@@ -38,6 +38,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.ir.json_values import json_num
+
 __all__ = ["ELEMENT_ULPS", "NORM_ULPS", "Rule", "Verdict", "guard", "judge", "reference_at_high_precision",
            "rule_for", "upcast"]
 
@@ -179,17 +181,13 @@ class Verdict:
         """The check result's fields (the Report schema's ``check``: status and numbers, ``rule``, ``error``)."""
         r = self.rule
         return {"status": self.status, "message": self.summary(), "atol": r.atol, "rtol": r.rtol,
-                "max_abs_err": _num(self.max_abs_err), "max_rel_err": _num(self.max_rel_err),
+                "max_abs_err": json_num(self.max_abs_err), "max_rel_err": json_num(self.max_rel_err),
                 "mismatched": self.mismatched, "total": self.total, "first_mismatch": self.first_mismatch,
                 "tolerance": r.text(), "rule": r.text(),
-                "error": {"max_ulps": _num(self.max_ulps), "p99_ulps": _num(self.p99_ulps),
-                          "norm_rel_err": _num(self.norm_rel_err), "working": r.working, "reference": r.reference,
+                "error": {"max_ulps": json_num(self.max_ulps), "p99_ulps": json_num(self.p99_ulps),
+                          "norm_rel_err": json_num(self.norm_rel_err), "working": r.working, "reference": r.reference,
                           "worst": self.worst},
                 "guards": list(self.guards)}
-
-
-def _num(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 def _fmt(x: float | None) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from workbench.ir.json_values import json_num
 from workbench.report.sections import Section
 from workbench.report.sections._common import num, pct
 
@@ -31,19 +32,16 @@ def summary(m: dict[str, Any]) -> str:
     return " · ".join(b for b in bits if b) or "no counts"
 
 
-def _n(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
-
-
 def roofs(m: dict[str, Any]) -> dict[str, Any] | None:
     """The roof (the datasheet's) and the measured ceiling. A Report from before 2.1 stored its measured ceiling as
     the roof: its datasheet figures are in its ``ceilings`` and are the roof here."""
-    peak, bw = _n(m.get("peak_tflops")), _n(m.get("bandwidth_tbs"))
-    mpeak, mbw = _n(m.get("measured_peak_tflops")), _n(m.get("measured_bandwidth_tbs"))
+    peak, bw = json_num(m.get("peak_tflops")), json_num(m.get("bandwidth_tbs"))
+    mpeak, mbw = json_num(m.get("measured_peak_tflops")), json_num(m.get("measured_bandwidth_tbs"))
     c = m.get("ceilings") if isinstance(m.get("ceilings"), dict) else {}
     sheet = c.get("datasheet") if isinstance(c.get("datasheet"), dict) else None
     if "measured_peak_tflops" not in m and c.get("source") == "measured" and sheet:
-        dpeak, dbw = _n((sheet.get("tflops") or {}).get(m.get("dtype") or "bf16")), _n(sheet.get("bandwidth_tbs"))
+        dpeak = json_num((sheet.get("tflops") or {}).get(m.get("dtype") or "bf16"))
+        dbw = json_num(sheet.get("bandwidth_tbs"))
         if dpeak is not None and dbw is not None:
             peak, bw, mpeak, mbw = dpeak, dbw, peak, bw
     if peak is None or bw is None:
@@ -56,7 +54,7 @@ def placed(m: dict[str, Any]) -> list[dict[str, Any]]:
     its label on the other side."""
     out: list[dict[str, Any]] = []
     for pt in m.get("points") or []:
-        x, y = _n(pt.get("intensity")), _n(pt.get("tflops"))
+        x, y = json_num(pt.get("intensity")), json_num(pt.get("tflops"))
         if x is None or y is None or y <= 0 or x <= 0:
             continue
         near = sum(1 for o in out if abs(math.log(o["x0"] / x)) < 0.1 and abs(math.log(o["y"] / y)) < 0.08)
@@ -67,7 +65,7 @@ def placed(m: dict[str, Any]) -> list[dict[str, Any]]:
 
 def view(m: dict[str, Any]) -> dict[str, Any]:
     """What the Roofline tab draws: the roofs, the placed points, whether the kernel itself was timed."""
-    timed = any(p.get("kind") != "reference" and _n(p.get("tflops")) is not None for p in m.get("points") or [])
+    timed = any(p.get("kind") != "reference" and json_num(p.get("tflops")) is not None for p in m.get("points") or [])
     return {"roofs": roofs(m), "placed": placed(m), "timed": timed}
 
 
