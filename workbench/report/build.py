@@ -41,7 +41,6 @@ def capture_report(entry: Any, cap: Any, device: Any, args: Any, ns: dict[str, A
     namespace ``ns``) and the static ``findings``; with ``measure``, the sections the options ask for (``--bench``,
     ``--timeline``, ``--stalls``). ``context``: more of ``Report.from_artifact``'s arguments (the cell, its id and
     execution count, the stages to show first, the runs when the magic added checks to them)."""
-    scalars = {k: v for k, v in entry.bound.items() if k not in ("artifact", "kernel", "grid")}
     context.setdefault("runs", entry.runs)
     r = build_report(
         entry.artifact, kernel=entry.kernel, findings=findings, launches=entry.launches, compile_ms=entry.compile_ms,
@@ -49,7 +48,7 @@ def capture_report(entry: Any, cap: Any, device: Any, args: Any, ns: dict[str, A
         diagnostics=list(cap.diagnostics) if diagnostics is None else diagnostics,
         # the values the checks simulated with (the magic's findings): one run serves both, and a cell that only
         # compiles (workbench.compile, warmup) has them though it records no launch
-        launch_values=(launch_values(entry.kernel, (), scalars), entry.grid) if entry.bound else None,
+        launch_values=(launch_values(entry.kernel, (), entry.scalars), entry.grid) if entry.bound else None,
         requested=Inputs(entry, device, args, ns) if measure else None, note=note, **context)
     r.kernels = list(dict.fromkeys(x.name for x in cap.entries.values()))
     r.launch = record_launch(entry, args, ns)  # what workbench.export needs (not serialised)

@@ -259,10 +259,9 @@ def _kernel_row(e: Any, i: int, op: Op, cap: Any, device: Any, call: _Step, work
     findings: list[dict[str, Any]] = []
     if "findings" in want:
         with _step(steps["findings"]) as s:
-            from workbench.check import check_artifact
+            from workbench.run.isolate import captured_findings
 
-            scalars = {k: v for k, v in e.bound.items() if k not in ("artifact", "kernel", "grid")}
-            findings = [f.to_dict() for f in check_artifact(art, e.kernel, grid=e.grid, **scalars)]
+            findings = captured_findings(e)
             by = {}
             for f in findings:
                 by[f.get("severity")] = by.get(f.get("severity"), 0) + 1

@@ -71,6 +71,11 @@ class Captured:
     def ran(self) -> bool:
         return any(r["ran"] for r in self.runs)
 
+    @property
+    def scalars(self) -> dict[str, Any]:
+        """The launch's own arguments by name: ``bound`` without the artifact, kernel and grid the capture adds."""
+        return {k: v for k, v in self.bound.items() if k not in ("artifact", "kernel", "grid")}
+
 
 @dataclass
 class Recorded:

@@ -177,8 +177,7 @@ def static_findings(artifact: Any, kernel: Any, grid: tuple[int, ...] | None = N
 def captured_findings(entry: Any) -> list[dict[str, Any]]:
     """``static_findings`` of a captured launch (``run.capture.Captured``) with its grid and scalar arguments: what
     its Report's checks say (``magic.sections.findings`` adds the sanitizer's)."""
-    scalars = {k: v for k, v in entry.bound.items() if k not in ("artifact", "kernel", "grid")}
-    return static_findings(entry.artifact, entry.kernel, entry.grid, **scalars)
+    return static_findings(entry.artifact, entry.kernel, entry.grid, **entry.scalars)
 
 
 def finding_lines(findings: list[dict[str, Any]], words: tuple[str, ...] = ()) -> list[str]:

@@ -126,10 +126,9 @@ def _compile_remote(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _findings(entry: Any) -> list[dict[str, Any]]:
-    from workbench.check import check_artifact
+    from workbench.run.isolate import captured_findings
 
-    scalars = {k: v for k, v in entry.bound.items() if k not in ("artifact", "kernel", "grid")}
-    fs = [f.to_dict() for f in check_artifact(entry.artifact, entry.kernel, grid=entry.grid, **scalars)]
+    fs = captured_findings(entry)
     return [{**f, "kernel": entry.name} for f in fs if f.get("severity") in ("error", "warning")]
 
 
