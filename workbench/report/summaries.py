@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.report.sections import section, summary_line
+from workbench.report.sections import section
+from workbench.report.sections import summary_line as measurement_line  # the payload's section words it
 
 __all__ = ["check_line", "finding_line", "measurement_line", "provenance", "run_line", "write_shown"]
 
@@ -43,12 +44,6 @@ def provenance(m: dict[str, Any]) -> str:
     if m.get("when"):
         parts.append(f"at {m['when']}")
     return ", ".join(parts)
-
-
-def measurement_line(m: dict[str, Any]) -> str:
-    """'bench: median 1.23 ms (...)' or 'bench: skipped, because <reason>': the payload's section words it
-    (``workbench.report.sections``)."""
-    return summary_line(m)
 
 
 def write_shown(d: dict[str, Any]) -> None:

@@ -13,13 +13,13 @@ from workbench.report.sections._common import base, num, pct, why_not_on_gpu
 
 
 def build(inp: Inputs) -> dict[str, Any]:
-    entry, level = inp.entry, inp.args.timeline
+    entry = inp.entry
     head = base("timeline", "workbench.measure.timeline", inp.device)
     if entry.relaunch is None:
         return {**head, "status": "skipped", "reason": why_not_on_gpu(entry, inp.device)}
     try:
         section = timeline_section(entry.relaunch, kernel=entry.kernel, grid=entry.grid, args=entry.bound,
-                                   artifact=entry.artifact, level=level if isinstance(level, str) else "fine")
+                                   artifact=entry.artifact, level=inp.args.timeline)
     except Exception as ex:
         return {**head, "status": "error", "reason": f"{type(ex).__name__}: {ex}"}
     return {**head, "status": "ok", "reason": None, **(section if isinstance(section, dict) else {"data": section})}
