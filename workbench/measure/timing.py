@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from workbench.ir.json_values import json_num
-from workbench.measure._env import environment, require_gpu
+from workbench.measure._env import environment, gpu_available, require_gpu
 
 #: p10-p90 spread (as a fraction of the median) above which a timing is flagged as untrustworthy.
 SPREAD_LIMIT = 0.10
@@ -291,6 +291,8 @@ def _event_runs(
 TIMINGS = {
     "calls": "back-to-back calls, L2 warm, CUDA events around each call, median (workbench.measure.bench)",
     "flush": "L2 flushed before each call, CUDA events around each call, median (workbench.measure.bench)",
+    "wall": "the host's clock around each call, the GPU (if any) synchronized after it, median: a CPU callable's "
+            "time, or a GPU call's with its launch and synchronization",
 }
 
 
@@ -303,11 +305,38 @@ def time_call(fn: Callable[[], Any], rep_ms: float, timing: str = "calls", warmu
     - ``"flush"``: L2 flushed before each call, outside the timed interval (as ``triton.testing.do_bench``
       times): the kernel's time; the flush keeps the GPU busy while the host prepares the call, so host time
       hides unless it is longer than the flush.
+    - ``"wall"``: ``time.perf_counter`` around each call, the GPU synchronized after it when there is one: needs
+      no GPU (a family benchmark of CPU callables, as its tests run one).
     """
     if timing not in TIMINGS:
         raise ValueError(f"timing must be one of {sorted(TIMINGS)}, got {timing!r}")
     warmup = max(5.0, rep_ms / 4) if warmup_ms is None else warmup_ms
+    if timing == "wall":
+        return _wall_ms(fn, rep_ms, warmup)
     return bench(fn, warmup_ms=warmup, rep_ms=rep_ms, flush_l2=timing == "flush", graph=False).median_ms
+
+
+def _wall_ms(fn: Callable[[], Any], rep_ms: float, warmup_ms: float, min_runs: int = 5) -> float:
+    """The median of ``time.perf_counter`` around each call (synchronized when a GPU is there) over about
+    ``rep_ms`` after ``warmup_ms`` of calls."""
+    sync = _synchronize()
+    for budget_ms, keep in ((warmup_ms, False), (rep_ms, True)):
+        samples: list[float] = []
+        end = time.perf_counter() + budget_ms / 1e3
+        while time.perf_counter() < end or (keep and len(samples) < min_runs):
+            t0 = time.perf_counter()
+            fn()
+            sync()
+            samples.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(samples)
+
+
+def _synchronize() -> Callable[[], None]:
+    if not gpu_available():
+        return lambda: None
+    import torch
+
+    return torch.cuda.synchronize
 
 
 def host_per_call(fn: Callable[[], Any], calls: int = 1000, warmup: int = 20) -> tuple[float, float]:

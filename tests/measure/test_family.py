@@ -1,0 +1,99 @@
+"""The kernel-family runner (``workbench.measure.family``) on a real family of CPU callables
+(``testbed/cpu_family.py``) in real CPU workers: the preflight rejects the wrong config with its reason, a public
+call that hangs costs its row and nothing else, a baseline's candidates give the fastest, the rows' ratios come
+from interleaved rounds, targets are judged; a sweep ranks the configs. The GEMM family (``tlx_kernels.gemm.family``)
+gives what the runner asks for. The bench scripts over the runner run on the GPU (``bench/gpu_session.sh gemm``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.measure import family as F
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTBED = str(ROOT / "testbed")
+sys.path.insert(0, TESTBED)
+
+from cpu_family import CPU  # noqa: E402
+
+
+def settings(**kw) -> F.Settings:
+    base = dict(dtype="fp32", rounds=3, rep_ms=10, tune_rep_ms=5, timing="wall", kernel_timing="wall",
+                warmup_s=0.1, workers=2, job_timeout_s=15, gpu=False, paths=[TESTBED])
+    return F.Settings(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def run() -> dict:
+    plan = {k: CPU.configs(k, "configs") for k in CPU.kernels}
+    return F.bench(CPU, CPU.shapes["bench"], plan, settings(), log=lambda *a: None)
+
+
+def test_the_preflight_rejects_a_wrong_config_at_the_odd_shape_and_says_why(run):
+    verdict = run["preflight"]["blocked"]
+    assert verdict["BK32"] == verdict["BK64"] == "ok"
+    assert verdict["BK16_SKIP_TAILTrue"].startswith("(33, 17, 100): AssertionError: wrong result")
+
+
+def test_each_public_call_tunes_over_the_passing_configs_only(run):
+    mine = [c for c in run["checks"] if c["kernel"] == "blocked"]
+    assert len(mine) == 2 and all(c["error"] is None and c["error_value"] < 1e-5 for c in mine)
+    assert {c["config"] for c in mine} <= {"BK32", "BK64"}
+
+
+def test_a_public_call_that_hangs_is_its_rows_error_and_the_run_goes_on(run):
+    hung = [c for c in run["checks"] if c["kernel"] == "hangs"]
+    assert len(hung) == 2 and all("hung" in c["error"] for c in hung)
+    assert not [r for r in run["rows"] if r["kernel"] == "hangs"]
+    assert {r["shape"][0] for r in run["rows"]} == {64, 96}  # both shapes measured after it
+
+
+def test_a_baseline_keeps_its_fastest_candidate_and_one_absent_at_a_shape_has_no_row(run):
+    slow = [c for c in run["checks"] if c["kernel"] == "slow"]
+    assert [c["config"] for c in slow] == ["sleep 2 ms"]  # absent at 96x32x128
+    assert {r["baseline"] for r in run["rows"] if r["shape"][0] == 96} == {"torch"}
+
+
+def test_rows_are_interleaved_ratios_and_targets_are_judged(run):
+    rows = {(r["shape"][0], r["baseline"]): r for r in run["rows"]}
+    vs_slow = rows[(64, "slow")]
+    assert vs_slow["method"] == "wall; interleaved, 3 rounds"
+    assert vs_slow["baseline_ms"] > 2.0 and vs_slow["ratio"] > 5  # a 2 ms sleep against a small product
+    times = run["interleaved"]["64x64x256"]
+    assert set(times) == {"blocked", "torch", "slow"} and all(len(t) == 3 for t in times.values())
+    target = next(t for t in run["summary"] if t["target"] is not None)
+    assert (target["against"], target["best_kernel"], target["met"]) == ("slow", "blocked", True)
+
+
+def test_a_sweep_ranks_every_passing_config():
+    plan = {"blocked": CPU.configs("blocked", "candidates")}
+    part = F.sweep(CPU, CPU.shapes["sweep"], plan, settings(), budget_s=120, log=lambda *a: None)
+    ranked = part["ranking"]["blocked"]
+    assert {r["config"] for r in ranked} == {"BK32", "BK64"}  # the wrong one never timed
+    assert 1.0 >= ranked[0]["score"] >= ranked[1]["score"] > 0  # the confirm round times the best again
+    plan2 = F.with_ranked(CPU, {"blocked": [{"BK": 8}]}, part["ranking"], n=1)
+    assert plan2["blocked"][0] == ranked[0]["cfg"] and plan2["blocked"][-1] == {"BK": 8}
+
+
+def test_settings_refuse_an_unknown_timing():
+    with pytest.raises(ValueError, match="timing must be one of"):
+        F.Settings(timing="graph")
+
+
+def test_the_gemm_family_gives_what_the_runner_asks_for():
+    sys.path.insert(0, str(ROOT / "kernels"))
+    from tlx_kernels.gemm.family import GEMM
+
+    assert GEMM.ref == "tlx_kernels.gemm.family:GEMM"
+    for kernel in GEMM.sweepable:
+        cfgs = GEMM.configs(kernel, "configs")
+        assert cfgs and len({GEMM.config_name(c) for c in cfgs}) == len(cfgs)
+        assert len(GEMM.configs(kernel, "candidates")) >= len(cfgs)
+    assert GEMM.parse_shape(GEMM.shape_name((4096, 1024, 512))) == (4096, 1024, 512)
+    assert GEMM.targets((8192, 8192, 8192)) == {"meta_*": 1.0} and GEMM.targets((7, 7, 7)) == {}
+    assert GEMM.tolerance("bf16") == 5e-3 and GEMM.flops((2, 3, 4)) == 48
+    for name in ("preflight", "bench", "quick", "sweep"):
+        assert GEMM.shapes[name]
