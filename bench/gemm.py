@@ -81,7 +81,8 @@ def swept(source: str) -> dict:
         print(f"--from-sweep {source}: no sweep result found; CONFIGS only", flush=True)
         return {}
     print(f"configs from {path.name}", flush=True)
-    return json.loads(path.read_text()).get("ranking", {})
+    ranking = json.loads(path.read_text()).get("ranking", {})
+    return ranking.get("all", ranking)  # a sweep before the family runner ranked per kernel alone
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,15 +100,17 @@ def main(argv: list[str] | None = None) -> int:
               GEMM.shapes["sweep" if args.sweep else "quick" if args.quick else "bench"])
     print(f"{info['device']} ({info['sms']} SMs), torch {info['torch']}, triton {info['triton']}; {mode} of "
           f"{args.kernels} at {shapes}, {args.dtype}", flush=True)
-    plan = {k: GEMM.configs(k, "candidates" if args.sweep else "configs") for k in args.kernels}
-    if args.from_sweep and not args.sweep:
-        plan = F.with_ranked(GEMM, plan, swept(args.from_sweep))
-    checks = GEMM.shapes["preflight"] if args.odd or not args.sweep else GEMM.shapes["preflight"][:1]
+    ranked = swept(args.from_sweep) if args.from_sweep and not args.sweep else {}
+
+    def plan(shape: tuple) -> dict:
+        mine = {k: GEMM.configs(k, "candidates" if args.sweep else "configs", shape) for k in args.kernels}
+        return F.with_ranked(GEMM, mine, ranked) if ranked else mine
+
+    GEMM.odd = args.odd or not args.sweep
     if args.sweep:
-        part = F.sweep(GEMM, shapes, plan, s, args.budget_s, preflight_shapes=checks)
+        part = F.sweep(GEMM, shapes, plan, s, args.budget_s)
     else:
-        part = F.bench(GEMM, shapes, plan, s, baselines=["cublas", "triton_dot", *args.metas],
-                       preflight_shapes=checks)
+        part = F.bench(GEMM, shapes, plan, s, baselines=["cublas", "triton_dot", *args.metas])
     command = " ".join(["python3", "bench/gemm.py", *(sys.argv[1:] if argv is None else argv)])
     doc = F.document(GEMM, dict(info, versions=versions()), part, shapes, s, command, t_start)
     path = write_result(doc, f"gemm-{mode}" if args.sweep else "gemm", args.out)

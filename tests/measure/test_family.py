@@ -28,12 +28,12 @@ def settings(**kw) -> F.Settings:
 
 @pytest.fixture(scope="module")
 def run() -> dict:
-    plan = {k: CPU.configs(k, "configs") for k in CPU.kernels}
-    return F.bench(CPU, CPU.shapes["bench"], plan, settings(), log=lambda *a: None)
+    return F.bench(CPU, CPU.shapes["bench"], lambda shape: {k: CPU.configs(k, "configs", shape) for k in CPU.kernels},
+                   settings(), log=lambda *a: None)
 
 
 def test_the_preflight_rejects_a_wrong_config_at_the_odd_shape_and_says_why(run):
-    verdict = run["preflight"]["blocked"]
+    verdict = run["preflight"]["all"]["blocked"]
     assert verdict["BK32"] == verdict["BK64"] == "ok"
     assert verdict["BK16_SKIP_TAILTrue"].startswith("(33, 17, 100): AssertionError: wrong result")
 
@@ -69,12 +69,12 @@ def test_rows_are_interleaved_ratios_and_targets_are_judged(run):
 
 
 def test_a_sweep_ranks_every_passing_config():
-    plan = {"blocked": CPU.configs("blocked", "candidates")}
-    part = F.sweep(CPU, CPU.shapes["sweep"], plan, settings(), budget_s=120, log=lambda *a: None)
-    ranked = part["ranking"]["blocked"]
+    part = F.sweep(CPU, CPU.shapes["sweep"], lambda shape: {"blocked": CPU.configs("blocked", "candidates", shape)},
+                   settings(), budget_s=120, log=lambda *a: None)
+    ranked = part["ranking"]["all"]["blocked"]
     assert {r["config"] for r in ranked} == {"BK32", "BK64"}  # the wrong one never timed
     assert 1.0 >= ranked[0]["score"] >= ranked[1]["score"] > 0  # the confirm round times the best again
-    plan2 = F.with_ranked(CPU, {"blocked": [{"BK": 8}]}, part["ranking"], n=1)
+    plan2 = F.with_ranked(CPU, {"blocked": [{"BK": 8}]}, part["ranking"]["all"], n=1)
     assert plan2["blocked"][0] == ranked[0]["cfg"] and plan2["blocked"][-1] == {"BK": 8}
 
 
@@ -89,11 +89,12 @@ def test_the_gemm_family_gives_what_the_runner_asks_for():
 
     assert GEMM.ref == "tlx_kernels.gemm.family:GEMM"
     for kernel in GEMM.sweepable:
-        cfgs = GEMM.configs(kernel, "configs")
+        cfgs = GEMM.configs(kernel, "configs", (4096, 4096, 4096))
         assert cfgs and len({GEMM.config_name(c) for c in cfgs}) == len(cfgs)
-        assert len(GEMM.configs(kernel, "candidates")) >= len(cfgs)
+        assert len(GEMM.configs(kernel, "candidates", (4096, 4096, 4096))) >= len(cfgs)
     assert GEMM.parse_shape(GEMM.shape_name((4096, 1024, 512))) == (4096, 1024, 512)
     assert GEMM.targets((8192, 8192, 8192)) == {"meta_*": 1.0} and GEMM.targets((7, 7, 7)) == {}
     assert GEMM.tolerance("bf16") == 5e-3 and GEMM.flops((2, 3, 4)) == 48
-    for name in ("preflight", "bench", "quick", "sweep"):
+    for name in ("bench", "quick", "sweep"):
         assert GEMM.shapes[name]
+    assert GEMM.case((1, 2, 3)) == GEMM.case((4, 5, 6)) and (1000, 1500, 777) in GEMM.checks((1, 2, 3))

@@ -35,10 +35,11 @@ from workbench.measure.compare import rank_configs, rounds_records, versus_rows
 from workbench.measure.timing import TIMINGS
 from workbench.run.jobs import Answer, Jobs, in_parallel
 
-__all__ = ["Family", "Settings", "bench", "preflight", "sweep", "with_ranked"]
+__all__ = ["Family", "Settings", "bench", "plans", "preflight", "sweep", "with_ranked"]
 
 Shape = tuple
 Log = Callable[..., None]
+Plan = Mapping[str, "list[dict] | None"]  # per kernel of ours: the configs it may use (None: its own space)
 JOBS = "workbench.measure.family_jobs:handle"
 
 
@@ -50,8 +51,10 @@ class Family(Protocol):
     name: str
     kernels: Sequence[str]  # ours: each has a public call and configs
     baselines: Sequence[str]  # what ours are compared with (cuBLAS, SDPA backends, Meta's kernels, ...)
-    shapes: Mapping[str, Sequence[Shape]]  # "bench" (the default), "quick", "sweep", "preflight"
+    shapes: Mapping[str, Sequence[Shape]]  # "bench" (the default), "quick", "sweep", ...
 
+    def case(self, shape: Shape) -> str: ...  # shapes of one case share their configs and preflight
+    def checks(self, shape: Shape) -> list[Shape]: ...  # the preflight shapes of its case
     def shape_name(self, shape: Shape) -> str: ...
     def parse_shape(self, text: str) -> Shape: ...
     def flops(self, shape: Shape) -> float: ...
@@ -59,10 +62,10 @@ class Family(Protocol):
     def reference(self, inputs: Any) -> Any: ...  # the exact answer (fp32)
     def tolerance(self, dtype: str) -> float: ...
     def error(self, out: Any, ref: Any) -> float: ...  # a call passes when error < tolerance
-    def configs(self, kernel: str, space: str) -> list[dict]: ...  # "configs" (the public call's), "candidates"
+    def configs(self, kernel: str, space: str, shape: Shape) -> list[dict] | None: ...  # None: its own space
     def config_name(self, cfg: dict) -> str: ...
     def launch(self, kernel: str, cfg: dict, inputs: Any) -> tuple[Callable[[], Any], Any]: ...  # (run, its out)
-    def call(self, kernel: str, inputs: Any, configs: list[dict]) -> Callable[[], Any]: ...  # returns the output
+    def call(self, kernel: str, inputs: Any, configs: list[dict] | None) -> Callable[..., Any]: ...  # f(out=None)
     def tuned(self, kernel: str, inputs: Any) -> dict | None: ...  # the config the public call picked
     def baseline(self, name: str, inputs: Any, limit: int) -> dict[str, Callable[[], Any]]: ...  # {} n/a here
     def targets(self, shape: Shape) -> dict[str, float]: ...  # {baseline or "prefix*": ratio needed}
@@ -125,32 +128,45 @@ def device(family: Family, s: Settings) -> dict[str, Any]:
     return a.value
 
 
-def preflight(family: Family, plan: Mapping[str, list[dict]], s: Settings, log: Log = print,
-              shapes: Sequence[Shape] | None = None) -> dict[str, dict[str, str]]:
-    """{kernel: {config name: "ok" | why not}}: every config of ``plan`` launched into a NaN-poisoned output at
-    each of ``shapes`` (default: the family's ``preflight`` shapes) and checked against the reference,
-    ``s.workers`` workers at once; a config that fails at one shape is not tried at the next."""
-    shapes = list(shapes if shapes is not None else family.shapes["preflight"])
-    chunks = [(k, cfgs[i:i + 3]) for k, cfgs in plan.items() for i in range(0, len(cfgs), 3)]
-    verdict: dict[str, dict[str, str]] = {k: {} for k in plan}
+def plans(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], Plan]) -> dict[str, Plan]:
+    """Per case of ``shapes`` (``family.case``), the plan ``plan_for`` gives for its first shape."""
+    out: dict[str, Plan] = {}
+    for shape in shapes:
+        if family.case(shape) not in out:
+            out[family.case(shape)] = plan_for(shape)
+    return out
+
+
+def preflight(family: Family, shapes: Sequence[Shape], cases: Mapping[str, Plan], s: Settings,
+              log: Log = print) -> dict[str, dict[str, dict[str, str]]]:
+    """{case: {kernel: {config name: "ok" | why not}}}: every config of each case's plan launched into a
+    NaN-poisoned output at each of the case's preflight shapes (``family.checks``) and checked against the
+    reference, ``s.workers`` workers at once; a config that fails at one shape is not tried at the next."""
+    first = {family.case(x): x for x in reversed(list(shapes))}
+    chunks = [(case, k, cfgs[i:i + 3]) for case, plan in cases.items() for k, cfgs in plan.items() if cfgs
+              for i in range(0, len(cfgs), 3)]
+    verdict: dict[str, dict[str, dict[str, str]]] = {c: {k: {} for k, v in p.items() if v is not None}
+                                                     for c, p in cases.items()}
     lock = threading.Lock()
 
-    def work(w: _Worker, chunk: tuple[str, list[dict]]) -> None:
-        kernel, cfgs = chunk
-        for shape in shapes:
+    def work(w: _Worker, chunk: tuple[str, str, list[dict]]) -> None:
+        case, kernel, cfgs = chunk
+        mine = verdict[case][kernel]
+        for shape in family.checks(first[case]):
             rows = _configs(w, kernel, shape, cfgs, timed=False)
             with lock:
                 for r in rows:
-                    if verdict[kernel].get(r["config"], "ok") == "ok":
-                        verdict[kernel][r["config"]] = "ok" if not r["error"] else f"{shape}: {r['error']}"
-            cfgs = [c for c in cfgs if verdict[kernel].get(family.config_name(c)) == "ok"]
+                    if mine.get(r["config"], "ok") == "ok":
+                        mine[r["config"]] = "ok" if not r["error"] else f"{shape}: {r['error']}"
+            cfgs = [c for c in cfgs if mine.get(family.config_name(c)) == "ok"]
 
     in_parallel(chunks, s.workers, lambda: _Worker(family, s), work)
-    for kernel, v in verdict.items():
-        bad = {c: e for c, e in v.items() if e != "ok"}
-        log(f"  preflight {kernel}: {len(v) - len(bad)}/{len(v)} ok")
-        for c, e in bad.items():
-            log(f"    {c}: {e[:240]}")
+    for case, per in verdict.items():
+        for kernel, v in per.items():
+            bad = {c: e for c, e in v.items() if e != "ok"}
+            log(f"  preflight {case} {kernel}: {len(v) - len(bad)}/{len(v)} ok")
+            for c, e in bad.items():
+                log(f"    {c}: {e[:240]}")
     return verdict
 
 
@@ -162,10 +178,10 @@ def _configs(w: _Worker, kernel: str, shape: Shape, cfgs: list[dict], timed: boo
     return w.each(job, "configs", lambda c, why: dict(config=name(c), cfg=c, ms=None, error_value=None, error=why))
 
 
-def passing(plan: Mapping[str, list[dict]], verdict: Mapping[str, Mapping[str, str]],
-            family: Family) -> dict[str, list[dict]]:
-    """The configs of ``plan`` the preflight passed."""
-    return {k: [c for c in cfgs if verdict[k].get(family.config_name(c)) == "ok"] for k, cfgs in plan.items()}
+def passing(family: Family, plan: Plan, verdict: Mapping[str, Mapping[str, str]]) -> dict[str, list[dict] | None]:
+    """The configs of ``plan`` the preflight passed (None stays None: a kernel tuning over its own space)."""
+    return {k: None if cfgs is None else [c for c in cfgs if verdict[k].get(family.config_name(c)) == "ok"]
+            for k, cfgs in plan.items()}
 
 
 def _record(family: Family, shape: Shape, s: Settings, kind: str, name: str, row: dict, phase: str) -> dict:
@@ -175,7 +191,7 @@ def _record(family: Family, shape: Shape, s: Settings, kind: str, name: str, row
                 error_value=row.get("error_value"), error=row.get("error"))
 
 
-def _checked(w: _Worker, shape: Shape, kernels: Mapping[str, list[dict]], baselines: Sequence[str]) -> list[dict]:
+def _checked(w: _Worker, shape: Shape, kernels: Plan, baselines: Sequence[str]) -> list[dict]:
     """Each public call (tuned over its passing configs) and each baseline, built and checked at ``shape``."""
     items = [["ours", k, cfgs] for k, cfgs in kernels.items()] + [["baseline", b, None] for b in baselines]
     job = w.job("calls", shape, items=items, rep_ms=w.s.tune_rep_ms, timing=w.s.kernel_timing,
@@ -185,8 +201,8 @@ def _checked(w: _Worker, shape: Shape, kernels: Mapping[str, list[dict]], baseli
             for r in rows if not r.get("absent")]
 
 
-def _rounds(w: _Worker, shape: Shape, checked: list[dict]) -> dict[str, list[float]] | None:
-    items = [dict(kind=r["kind"], name=r["kernel"], config=r["config"], cfgs=r.get("configs"))
+def _rounds(w: _Worker, shape: Shape, checked: list[dict], good: Plan) -> dict[str, list[float]] | None:
+    items = [dict(kind=r["kind"], name=r["kernel"], config=r["config"], cfgs=good.get(r["kernel"]))
              for r in checked if not r["error"]]
     if not items:
         return None
@@ -204,16 +220,15 @@ def _warm(w: _Worker, shape: Shape, log: Log) -> None:
             log(f"  warm-up FAILED: {a.failure}")
 
 
-def bench(family: Family, shapes: Sequence[Shape], plan: Mapping[str, list[dict]], s: Settings,
-          baselines: Sequence[str] | None = None, log: Log = print,
-          preflight_shapes: Sequence[Shape] | None = None) -> dict[str, Any]:
+def bench(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], Plan], s: Settings,
+          baselines: Sequence[str] | None = None, log: Log = print) -> dict[str, Any]:
     """Preflight, then per shape the checked public calls and baselines in interleaved rounds (module doc);
-    ``plan``: per kernel of ours, the configs its public call may tune over. The run's part of the document
-    (:func:`document` adds the device, date and command)."""
+    ``plan_for(shape)``: per kernel of ours, the configs its public call may tune over at that shape's case. The
+    run's part of the document (:func:`document` adds the device, date and command)."""
     baselines = list(family.baselines if baselines is None else baselines)
-    log(f"preflight ({sum(map(len, plan.values()))} configs, {s.workers} workers):")
-    verdict = preflight(family, plan, s, log, preflight_shapes)
-    good = passing(plan, verdict, family)
+    cases = plans(family, shapes, plan_for)
+    log(f"preflight ({sum(len(c or ()) for p in cases.values() for c in p.values())} configs, {s.workers} workers):")
+    verdict = preflight(family, shapes, cases, s, log)
     w = _Worker(family, s)
     records: list[dict] = []
     rows: list[dict] = []
@@ -223,15 +238,13 @@ def bench(family: Family, shapes: Sequence[Shape], plan: Mapping[str, list[dict]
             log(f"== {family.shape_name(shape)}")
             if i == 0:
                 _warm(w, shape, log)
+            good = passing(family, cases[family.case(shape)], verdict[family.case(shape)])
             checked = _checked(w, shape, good, baselines)
             for r in checked:
-                r["configs"] = good.get(r["kernel"]) if r["kind"] == "library" else None
                 log(f"  {r['kernel']:<26} " + (f"FAILED {str(r['error'])[:200]}" if r["error"] else
                                                f"error {r['error_value']:.2e}  {str(r['config'])[:60]}"))
             log(f"  interleaved: {s.rounds} rounds")
-            times = _rounds(w, shape, checked)
-            for r in checked:
-                r.pop("configs", None)
+            times = _rounds(w, shape, checked, good)
             records += checked
             if times is None:
                 log("  interleaved rounds FAILED (or nothing passed its check)")
@@ -305,40 +318,49 @@ def print_table(family: Family, shapes: Sequence[Shape], rows: list[dict], log: 
         log(f"target {t['shape']} vs {t['against']} >= {t['target']}: {verdict}")
 
 
-def sweep(family: Family, shapes: Sequence[Shape], plan: Mapping[str, list[dict]], s: Settings, budget_s: float,
-          log: Log = print, preflight_shapes: Sequence[Shape] | None = None) -> dict[str, Any]:
-    """Every candidate of ``plan`` that passes the preflight, timed at every shape as a prepared launch
-    (``s.kernel_timing``), the best-ranked candidates of every kernel first, until ``budget_s`` from the start;
-    then the five best of each once more; the ranking (``compare.rank_configs``)."""
+def sweep(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], Plan], s: Settings,
+          budget_s: float, log: Log = print) -> dict[str, Any]:
+    """Every candidate of each case's plan that passes the preflight, timed at every shape of its case as a
+    prepared launch (``s.kernel_timing``), the best-ranked candidates of every kernel first, until ``budget_s``
+    from the start; then the five best of each once more; per case, the ranking (``compare.rank_configs``)."""
     t0 = time.time()
-    log(f"preflight ({sum(map(len, plan.values()))} candidates, {s.workers} workers):")
-    good = passing(plan, preflight(family, plan, s, log, preflight_shapes), family)
+    cases = plans(family, shapes, plan_for)
+    log(f"preflight ({sum(len(c or ()) for p in cases.values() for c in p.values())} candidates, "
+        f"{s.workers} workers):")
+    verdict = preflight(family, shapes, cases, s, log)
+    of_case = {c: [x for x in shapes if family.case(x) == c] for c in cases}
+    work = [(of_case[c], k, cfgs) for c, p in cases.items() for k, cfgs in passing(family, p, verdict[c]).items()
+            if cfgs]
     w = _Worker(family, s)
     try:
         _warm(w, shapes[0], log)
-        records = _timed(w, good, shapes, t0 + budget_s, "sweep", log)
-        top = {k: [r["cfg"] for r in v[:5]] for k, v in _ranking(family, records, shapes).items()}
-        if time.time() < t0 + budget_s - 20 and any(top.values()):
+        records = _timed(w, work, t0 + budget_s, "sweep", log)
+        top = [(x, k, [r["cfg"] for r in _ranking(family, records, x).get(k, [])[:5]]) for x, k, _ in work]
+        if time.time() < t0 + budget_s - 20 and any(cfgs for _, _, cfgs in top):
             log("confirming the top configs:")
-            records += [r for r in _timed(w, top, shapes, t0 + budget_s, "confirm", log) if r["ms"]]
+            records += [r for r in _timed(w, top, t0 + budget_s, "confirm", log) if r["ms"]]
     finally:
         w.close()
-    ranking = _ranking(family, [r for r in records if r["ms"]], shapes)
+    ranking = {c: _ranking(family, records, x) for c, x in of_case.items()}
     log("\n== ranking (geometric mean of speed relative to each shape's best)")
-    for kernel, ranked in ranking.items():
-        log(f"  {kernel}:")
-        for r in ranked[:6]:
-            log(f"    {r['score']:.3f} {r['tflops']}  {r['config']}")
+    for case, per in ranking.items():
+        for kernel, ranked in per.items():
+            log(f"  {case} {kernel}:")
+            for r in ranked[:6]:
+                log(f"    {r['score']:.3f} {r['tflops']}  {r['config']}")
     return dict(mode="sweep", timing=f"prepared launches, {TIMINGS[s.kernel_timing]}", ranking=ranking,
-                skipped=sum(1 for r in records if r["error"] == "skipped: budget"), measurements=records)
+                preflight=verdict, skipped=sum(1 for r in records if r["error"] == "skipped: budget"),
+                measurements=records)
 
 
-def _timed(w: _Worker, plan: Mapping[str, list[dict]], shapes: Sequence[Shape], deadline: float, phase: str,
+def _timed(w: _Worker, work: Sequence[tuple[list[Shape], str, list[dict]]], deadline: float, phase: str,
            log: Log) -> list[dict]:
+    """Each (shapes, kernel, configs) of ``work`` timed config by config at its shapes, the first config of every
+    kernel first, then the second, ...; past ``deadline`` a config is recorded as skipped."""
     records: list[dict] = []
     name = w.family.config_name
-    for rank in range(max((len(c) for c in plan.values()), default=0)):
-        for kernel, cfgs in plan.items():
+    for rank in range(max((len(c) for _, _, c in work), default=0)):
+        for shapes, kernel, cfgs in work:
             if rank >= len(cfgs):
                 continue
             for shape in shapes:
@@ -355,15 +377,19 @@ def _timed(w: _Worker, plan: Mapping[str, list[dict]], shapes: Sequence[Shape], 
 
 
 def _ranking(family: Family, records: list[dict], shapes: Sequence[Shape]) -> dict[str, list[dict]]:
-    return rank_configs([r for r in records if r["ms"]], [list(x) for x in shapes],
-                        lambda shape: family.flops(tuple(shape)))
+    """Per kernel, its configs timed at every one of ``shapes``, best first (``compare.rank_configs``)."""
+    here = [r for r in records if r["ms"] and r["shape"] in [list(x) for x in shapes]]
+    return rank_configs(here, [list(x) for x in shapes], lambda shape: family.flops(tuple(shape)))
 
 
-def with_ranked(family: Family, plan: Mapping[str, list[dict]], ranking: Mapping[str, list[dict]],
-                n: int = 3) -> dict[str, list[dict]]:
-    """``plan`` with the ``n`` best configs per kernel of a sweep's ranking first (a config once)."""
-    out = {}
+def with_ranked(family: Family, plan: Plan, ranking: Mapping[str, list[dict]], n: int = 3) -> dict[str, Any]:
+    """``plan`` with the ``n`` best configs per kernel of a sweep's ranking (of the plan's case) first (a config
+    once; a kernel tuning over its own space stays so)."""
+    out: dict[str, Any] = {}
     for kernel, cfgs in plan.items():
+        if cfgs is None:
+            out[kernel] = None
+            continue
         merged: dict[str, dict] = {}
         for cfg in [r["cfg"] for r in ranking.get(kernel, [])[:n]] + list(cfgs):
             merged.setdefault(family.config_name(cfg), cfg)

@@ -9,7 +9,7 @@ Jobs (``op``; each names ``family`` as ``"module:attribute"``, its ``shape`` and
 - ``configs``: each config of one of our kernels as a prepared launch into a NaN-poisoned output, checked against
   the reference, then (``time``) timed with ``timing``;
 - ``calls``: each item, ``["ours", kernel, configs]`` (the public call as a user makes it, tuned over ``configs``
-  on its first call; its first and a later call checked) or ``["baseline", name, None]`` (its candidates checked
+  on its first call (None: over its own space); the next two calls, into a NaN-poisoned output, checked) or ``["baseline", name, None]`` (its candidates checked
   and timed, the fastest kept; a baseline with none at this shape reports ``absent``);
 - ``rounds``: the items that passed, built again, checked once more and timed in interleaved rounds.
 
@@ -141,9 +141,9 @@ def fastest_candidate(fam: Any, cands: dict[str, Callable[[], Any]], ref: Any, j
 
 def _call(fam: Any, kind: str, name: str, cfgs: list[dict] | None, config: str | None, inputs: Any,
           limit: int) -> Callable[[], Any]:
-    """A no-argument call of an item as the rounds time it."""
+    """A no-argument call of an item as the rounds time it (ours: a new output each call, as a user's)."""
     if kind in ("ours", "library"):
-        return fam.call(name, inputs, list(cfgs or []))
+        return fam.call(name, inputs, cfgs)
     cands = fam.baseline(name, inputs, limit)
     return cands[config] if config in cands else next(iter(cands.values()))
 
@@ -155,10 +155,13 @@ def job_calls(fam: Any, job: dict) -> dict:
         kind, name, cfgs = item
         row.update(kind=kind, name=name, config=None, error_value=None)
         if kind == "ours":
-            if not cfgs:
+            if cfgs == []:
                 raise RuntimeError("no config passed the preflight")
-            run = fam.call(name, inputs, cfgs)
-            errs = [checked(fam, run, ref, job["dtype"]) for _ in range(2)]  # the tuning call, then from its plan
+            fn = fam.call(name, inputs, cfgs)
+            first = fn()  # tunes (into outputs it frees, which may hold the answer: not the one checked)
+            _sync()
+            out = first.new_empty(first.shape)
+            errs = [checked(fam, lambda: fn(out=out), ref, job["dtype"], out) for _ in range(2)]  # general, plan
             row["error_value"] = max(errs)
             cfg = fam.tuned(name, inputs)
             row.update(config=fam.config_name(cfg) if cfg else None, cfg=cfg)
