@@ -9,8 +9,9 @@ Jobs (``op``; each names ``family`` as ``"module:attribute"``, its ``shape`` and
 - ``configs``: each config of one of our kernels as a prepared launch into a NaN-poisoned output, checked against
   the reference, then (``time``) timed with ``timing``;
 - ``calls``: each item, ``["ours", kernel, configs]`` (the public call as a user makes it, tuned over ``configs``
-  on its first call (None: over its own space); the next two calls, into a NaN-poisoned output, checked) or ``["baseline", name, None]`` (its candidates checked
-  and timed, the fastest kept; a baseline with none at this shape reports ``absent``);
+  on its first call, None: over its own space; the next two calls, into a NaN-poisoned output, checked) or
+  ``["baseline", name, None]`` (its candidates checked and timed, the fastest kept; a baseline with none at this
+  shape reports ``absent``);
 - ``rounds``: the items that passed, built again, checked once more and timed in interleaved rounds.
 
 Inputs and the reference are made once per (family, shape, dtype) and kept while the worker lives (four at most).
