@@ -91,15 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     s = F.Settings(dtype=args.dtype, rounds=args.rounds, rep_ms=args.round_rep, tune_rep_ms=args.tune_rep,
                    timing=args.timing, warmup_s=args.warmup_s, workers=args.workers, job_timeout_s=args.job_timeout,
                    candidates=args.meta_configs, paths=[str(ROOT / "kernels")])
-    info = F.device(GEMM, s)
-    if info["device"] == "cpu":
-        print("bench/gemm.py needs a CUDA GPU (compile-only checks: tests/kernels/test_gemm_compile.py)")
+    shapes = F.chosen_shapes(GEMM, args.shapes, "sweep" if args.sweep else "quick" if args.quick else "bench")
+    info = F.on_gpu(GEMM, s, "bench/gemm.py", shapes)
+    if info is None:
         return 2
-    mode = "sweep" if args.sweep else "bench"
-    shapes = ([GEMM.parse_shape(x) for x in args.shapes.split(",")] if args.shapes else
-              GEMM.shapes["sweep" if args.sweep else "quick" if args.quick else "bench"])
-    print(f"{info['device']} ({info['sms']} SMs), torch {info['torch']}, triton {info['triton']}; {mode} of "
-          f"{args.kernels} at {shapes}, {args.dtype}", flush=True)
     ranked = swept(args.from_sweep) if args.from_sweep and not args.sweep else {}
 
     def plan(shape: tuple) -> dict:
@@ -113,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         part = F.bench(GEMM, shapes, plan, s, baselines=["cublas", "triton_dot", *args.metas])
     command = " ".join(["python3", "bench/gemm.py", *(sys.argv[1:] if argv is None else argv)])
     doc = F.document(GEMM, dict(info, versions=versions()), part, shapes, s, command, t_start)
-    path = write_result(doc, f"gemm-{mode}" if args.sweep else "gemm", args.out)
+    path = write_result(doc, "gemm-sweep" if args.sweep else "gemm", args.out)
     print(f"\nwrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ({doc['wall_s']} s)")
     return 0
 

@@ -1,5 +1,5 @@
-"""The kernel-family runner (``workbench.measure.family``, with ``tlx_kernels.gemm.family``),
-bench/attention_report.py and the sweeps' rankings on recorded H200 runs: the rows, the summary (targets) and the
+"""The kernel-family runner (``workbench.measure.family``, with the GEMM and attention families of
+``tlx_kernels``) on recorded H200 runs: the rows, the summary (targets) and the
 rankings, recomputed from each run's per-round times and measurements, are the ones the run wrote; the targets
 are issue 24's (same-round ratios against Meta's best, cuBLAS and cuDNN)."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
+from tlx_kernels.attention.family import ATTENTION
 from tlx_kernels.gemm.family import GEMM
 
 from workbench.measure import family as F
@@ -69,34 +69,47 @@ def test_the_summary_judges_our_best_against_each_shapes_target(run):
 
 
 @pytest.fixture(scope="module")
-def attention_report(bench_module):
-    return bench_module("attention_report")
-
-
-@pytest.fixture(scope="module")
 def attention_run():
     return json.loads((RESULTS / "attention-2026-12-03.json").read_text())
 
 
-def test_attention_rows_recomputed_from_the_measurements_match_the_recorded_ones(attention_report, attention_run):
-    shapes = sorted({(*r["shape"], r["causal"]) for r in attention_run["rows"]})
-    rows = attention_report.baseline_rows(attention_run["measurements"], shapes, SimpleNamespace(dtype="bf16"))
-    key = lambda r: (r["kernel"], tuple(r["shape"]), r["causal"], r["baseline"])  # noqa: E731
-    got, want = {key(r): r for r in rows}, {key(r): r for r in attention_run["rows"]}
-    assert got.keys() == want.keys()
+def _attention_rows(run: dict) -> list[dict]:
+    """The runner's rows from the recorded run's per-round times (its measurements of phase "rounds")."""
+    rounds = [m for m in run["measurements"] if m["phase"] == "rounds" and m["times"]]
+    settings = F.Settings(dtype="bf16", timing="calls")
+    rows = []
+    for shape in sorted({(*m["shape"], m["causal"]) for m in rounds}):
+        here = [m for m in rounds if (*m["shape"], m["causal"]) == shape]
+        checked = [dict(m, kind="library") for m in run["measurements"] if m["kind"] == "ours"
+                   and m["phase"] == "final" and (*m["shape"], m["causal"]) == shape]
+        rows += F.rounds_rows(ATTENTION, shape, {m["kernel"]: m["times"] for m in here}, checked, settings)
+    return rows
+
+
+def test_attention_rows_from_the_recorded_rounds_are_the_recorded_ones(attention_run):
+    """The runner with ``tlx_kernels.attention.family`` on the recorded H200 run's per-round times: each of our
+    variants and the top-level ``attention`` against every SDPA backend and Meta kernel, the same ms and ratios
+    as the run wrote (then by bench/attention_report.py)."""
+    rows = _attention_rows(attention_run)
+    key = lambda r: (r["kernel"], tuple(r["shape"][:4]), r["shape"][4], r["baseline"])  # noqa: E731
+    got = {key(r): r for r in rows}
+    want = {(r["kernel"], tuple(r["shape"]), r["causal"], r["baseline"]): r for r in attention_run["rows"]}
+    assert got.keys() == want.keys() and len(got) > 100
     for k, r in want.items():
         assert got[k]["ratio"] == pytest.approx(r["ratio"], rel=1e-12), k
         assert got[k]["ms"] == pytest.approx(r["ms"], rel=1e-12), k
 
 
-def test_attention_targets_compare_our_best_with_meta_best_and_cudnn(attention_report, attention_run):
-    targets = {(tuple(t["shape"]), t["causal"]): t for t in attention_report.targets(attention_run["measurements"])}
-    assert set(targets) == {((4, 32, 4096, 128), False), ((4, 32, 4096, 128), True), ((4, 32, 4096, 64), False)}
-    main = targets[((4, 32, 4096, 128), False)]  # the recorded run: 0.959x Meta's persistent ping-pong (README)
-    assert main["against"] == "meta" and main["ratio"] == pytest.approx(0.959, abs=1e-3) and not main["met"]
-    assert main["baseline"].startswith("meta_pingpong_persistent")
-    causal = targets[((4, 32, 4096, 128), True)]
-    assert causal["against"] == "sdpa_cudnn" and causal["need"] == 1.05 and causal["baseline"].startswith("sdpa_cudnn")
+def test_attention_targets_compare_our_best_with_meta_best_and_cudnn(attention_run):
+    shapes = sorted({(*r["shape"], r["causal"]) for r in attention_run["rows"]})
+    summary = {(tuple(t["shape"])): t for t in F.summary(ATTENTION, shapes, _attention_rows(attention_run))
+               if t["target"] is not None}
+    assert set(summary) == {(4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (4, 32, 4096, 64, False)}
+    main = summary[(4, 32, 4096, 128, False)]  # the recorded run: 0.959x Meta's persistent ping-pong (README)
+    assert main["against"] == "meta_pingpong_persistent" and not main["met"]
+    assert main["ratio"] == pytest.approx(0.959, abs=1e-3)
+    causal = summary[(4, 32, 4096, 128, True)]
+    assert (causal["against"], causal["target"]) == ("sdpa_cudnn", 1.05)
 
 
 def test_gemm_sweep_ranking_recomputed_from_its_measurements_is_the_recorded_one():
@@ -105,14 +118,15 @@ def test_gemm_sweep_ranking_recomputed_from_its_measurements_is_the_recorded_one
     sweep = json.loads((RESULTS / "gemm-sweep-2026-12-03.json").read_text())
     shapes = [tuple(s) for s in sweep["shapes"]]
     timed = [r for r in sweep["measurements"] if r["phase"] in ("sweep", "confirm")]
-    assert F._ranking(GEMM, timed, shapes) == sweep["ranking"]
+    assert F.ranking(GEMM, timed, shapes) == sweep["ranking"]
 
 
-def test_attention_sweep_ranking_and_best_configs_are_the_recorded_ones(bench_module, capsys):
+def test_attention_sweep_ranking_per_case_finds_the_recorded_best_configs():
+    """The runner's ranking per case (one shape each) on the recorded H200 sweep: every variant's first config is
+    the one the sweep recorded as its best."""
     sweep = json.loads((RESULTS / "attention-sweep-2026-12-03.json").read_text())
-    shapes = sorted({(*r["shape"], r["causal"]) for r in sweep["measurements"]})
-    variants = sorted({r["kernel"] for r in sweep["measurements"] if r["kind"] == "ours"})
-    ranking, best = bench_module("attention").sweep_ranking(sweep["measurements"], shapes,
-                                                            SimpleNamespace(variants=variants))
-    assert ranking == sweep["ranking"] and best == sweep["best"]
-    assert "best SDPA" in capsys.readouterr().out
+    timed = [dict(m, shape=[*m["shape"], m["causal"]]) for m in sweep["measurements"] if m["kind"] == "ours"]
+    for shape in sorted({tuple(m["shape"]) for m in timed}):
+        ranked = F.ranking(ATTENTION, timed, [shape])
+        best = sweep["best"][ATTENTION.case(shape)]
+        assert {v: r[0]["cfg"] for v, r in ranked.items()} == best, shape

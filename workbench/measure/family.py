@@ -35,7 +35,8 @@ from workbench.measure.compare import rank_configs, rounds_records, versus_rows
 from workbench.measure.timing import TIMINGS
 from workbench.run.jobs import Answer, Jobs, in_parallel
 
-__all__ = ["Family", "Settings", "bench", "plans", "preflight", "sweep", "with_ranked"]
+__all__ = ["Family", "Settings", "bench", "chosen_shapes", "document", "on_gpu", "plans", "preflight", "ranking",
+           "rounds_rows", "summary", "sweep", "with_ranked"]
 
 Shape = tuple
 Log = Callable[..., None]
@@ -135,6 +136,22 @@ def plans(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], P
         if family.case(shape) not in out:
             out[family.case(shape)] = plan_for(shape)
     return out
+
+
+def on_gpu(family: Family, s: Settings, script: str, shapes: Sequence[Shape], log: Log = print) -> dict | None:
+    """The worker's device and versions, said in one line with the run's shapes; None (said why) without a GPU."""
+    info = device(family, s)
+    if info["device"] == "cpu":
+        log(f"{script} needs a CUDA GPU (the kernels' compile-only checks are in tests/kernels/)")
+        return None
+    log(f"{info['device']} ({info['sms']} SMs), torch {info['torch']}, triton {info['triton']}: {family.name} at "
+        f"{', '.join(family.shape_name(x) for x in shapes)}, {s.dtype}")
+    return info
+
+
+def chosen_shapes(family: Family, text: str | None, named: str) -> list[Shape]:
+    """The shapes of ``--shapes`` (comma-separated, ``family.parse_shape``), else the family's ``named`` set."""
+    return [family.parse_shape(x) for x in text.split(",")] if text else list(family.shapes[named])
 
 
 def preflight(family: Family, shapes: Sequence[Shape], cases: Mapping[str, Plan], s: Settings,
@@ -335,20 +352,20 @@ def sweep(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], P
     try:
         _warm(w, shapes[0], log)
         records = _timed(w, work, t0 + budget_s, "sweep", log)
-        top = [(x, k, [r["cfg"] for r in _ranking(family, records, x).get(k, [])[:5]]) for x, k, _ in work]
+        top = [(x, k, [r["cfg"] for r in ranking(family, records, x).get(k, [])[:5]]) for x, k, _ in work]
         if time.time() < t0 + budget_s - 20 and any(cfgs for _, _, cfgs in top):
             log("confirming the top configs:")
             records += [r for r in _timed(w, top, t0 + budget_s, "confirm", log) if r["ms"]]
     finally:
         w.close()
-    ranking = {c: _ranking(family, records, x) for c, x in of_case.items()}
+    ranked = {c: ranking(family, records, x) for c, x in of_case.items()}
     log("\n== ranking (geometric mean of speed relative to each shape's best)")
-    for case, per in ranking.items():
-        for kernel, ranked in per.items():
+    for case, per in ranked.items():
+        for kernel, best in per.items():
             log(f"  {case} {kernel}:")
-            for r in ranked[:6]:
+            for r in best[:6]:
                 log(f"    {r['score']:.3f} {r['tflops']}  {r['config']}")
-    return dict(mode="sweep", timing=f"prepared launches, {TIMINGS[s.kernel_timing]}", ranking=ranking,
+    return dict(mode="sweep", timing=f"prepared launches, {TIMINGS[s.kernel_timing]}", ranking=ranked,
                 preflight=verdict, skipped=sum(1 for r in records if r["error"] == "skipped: budget"),
                 measurements=records)
 
@@ -376,7 +393,7 @@ def _timed(w: _Worker, work: Sequence[tuple[list[Shape], str, list[dict]]], dead
     return records
 
 
-def _ranking(family: Family, records: list[dict], shapes: Sequence[Shape]) -> dict[str, list[dict]]:
+def ranking(family: Family, records: list[dict], shapes: Sequence[Shape]) -> dict[str, list[dict]]:
     """Per kernel, its configs timed at every one of ``shapes``, best first (``compare.rank_configs``)."""
     here = [r for r in records if r["ms"] and r["shape"] in [list(x) for x in shapes]]
     return rank_configs(here, [list(x) for x in shapes], lambda shape: family.flops(tuple(shape)))
