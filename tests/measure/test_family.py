@@ -98,3 +98,11 @@ def test_the_gemm_family_gives_what_the_runner_asks_for():
     for name in ("bench", "quick", "sweep"):
         assert GEMM.shapes[name]
     assert GEMM.case((1, 2, 3)) == GEMM.case((4, 5, 6)) and (1000, 1500, 777) in GEMM.checks((1, 2, 3))
+
+
+def test_a_run_without_a_gpu_says_so_and_gives_no_device():
+    said: list[str] = []
+    assert F.on_gpu(CPU, settings(), "bench/x.py", CPU.shapes["quick"], log=said.append) is None
+    assert said == ["bench/x.py needs a CUDA GPU (the kernels' compile-only checks are in tests/kernels/)"]
+    assert F.chosen_shapes(CPU, "8x8x8,16x8x4", "bench") == [(8, 8, 8), (16, 8, 4)]
+    assert F.chosen_shapes(CPU, None, "quick") == [(64, 64, 256)]

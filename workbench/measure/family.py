@@ -35,8 +35,8 @@ from workbench.measure.compare import rank_configs, rounds_records, versus_rows
 from workbench.measure.timing import TIMINGS
 from workbench.run.jobs import Answer, Jobs, in_parallel
 
-__all__ = ["Family", "Settings", "bench", "chosen_shapes", "document", "on_gpu", "plans", "preflight", "ranking",
-           "rounds_rows", "summary", "sweep", "with_ranked"]
+__all__ = ["Family", "Settings", "bench", "chosen_shapes", "compile_only", "document", "on_gpu", "plans", "preflight",
+           "ranking", "rounds_rows", "summary", "sweep", "with_ranked"]
 
 Shape = tuple
 Log = Callable[..., None]
@@ -411,6 +411,43 @@ def with_ranked(family: Family, plan: Plan, ranking: Mapping[str, list[dict]], n
         for cfg in [r["cfg"] for r in ranking.get(kernel, [])[:n]] + list(cfgs):
             merged.setdefault(family.config_name(cfg), cfg)
         out[kernel] = list(merged.values())
+    return out
+
+
+def compile_only(family: Family, shape: Shape, plan: Mapping[str, list[dict]], log: Log = print) -> list[dict]:
+    """Every config of ``plan`` compiled for sm_90 from CPU inputs of ``shape`` (``family.prepare``: no GPU
+    needed): per config the registers (per async task for TLX), spills, local and shared memory, the static
+    orchestration findings (``workbench.check``) and the compile time; a config that does not compile is a row
+    with its error."""
+    from workbench.check import check_artifact
+    from workbench.compile import compile as compile_kernel
+
+    inputs = family.inputs(shape, "bf16", "cpu")
+    out = []
+    for kernel, cfgs in plan.items():
+        for cfg in cfgs:
+            row: dict[str, Any] = dict(kernel=kernel, config=family.config_name(cfg), shape=list(shape))
+            t0 = time.perf_counter()
+            try:
+                jit, args, kwargs, grid = family.prepare(kernel, cfg, inputs)  # type: ignore[attr-defined]
+                art = compile_kernel(jit, *args, target="sm_90", **kwargs)
+                findings = check_artifact(art, jit, *args, grid=tuple(grid), **kwargs)
+            except Exception as e:  # a config that does not compile is a row with its error
+                row.update(error=f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
+                out.append(row)
+                log(f"  {kernel:>14s} {row['config']:>40s} FAILED {row['error']}")
+                continue
+            m = art.metadata
+            row.update(compile_s=round(time.perf_counter() - t0, 2), registers=m.registers,
+                       task_registers=[t["registers"] for t in sorted(m.tasks, key=lambda t: t["start_warp"])],
+                       spill_stores=m.spill_stores, spill_loads=m.spill_loads, local_bytes=m.local_bytes,
+                       shared_bytes=m.shared_bytes, num_warps=m.num_warps, grid=list(grid),
+                       findings=[str(f).splitlines()[0] for f in findings if f.severity != "info"],
+                       info=len([f for f in findings if f.severity == "info"]))
+            out.append(row)
+            log(f"  {kernel:>14s} {row['config']:>40s} regs {m.registers} {row['task_registers']} spills "
+                f"{m.spill_stores}/{m.spill_loads} smem {m.shared_bytes} findings {len(row['findings'])} "
+                f"({row['compile_s']} s)")
     return out
 
 
