@@ -1,8 +1,8 @@
 """The kernel-family runner (``workbench.measure.family``) on a real family of CPU callables
 (``testbed/cpu_family.py``) in real CPU workers: the preflight rejects the wrong config with its reason, a public
 call that hangs costs its row and nothing else, a baseline's candidates give the fastest, the rows' ratios come
-from interleaved rounds, targets are judged; a sweep ranks the configs. The GEMM family (``tlx_kernels.gemm.family``)
-gives what the runner asks for. The bench scripts over the runner run on the GPU (``bench/gpu_session.sh gemm``)."""
+from interleaved rounds, targets are judged; a sweep ranks the configs. The library's families are checked in
+tests/kernels/test_families.py; the bench scripts over the runner run on the GPU (``bench/gpu_session.sh gemm``)."""
 
 from __future__ import annotations
 
@@ -81,23 +81,6 @@ def test_a_sweep_ranks_every_passing_config():
 def test_settings_refuse_an_unknown_timing():
     with pytest.raises(ValueError, match="timing must be one of"):
         F.Settings(timing="graph")
-
-
-def test_the_gemm_family_gives_what_the_runner_asks_for():
-    sys.path.insert(0, str(ROOT / "kernels"))
-    from tlx_kernels.gemm.family import GEMM
-
-    assert GEMM.ref == "tlx_kernels.gemm.family:GEMM"
-    for kernel in GEMM.sweepable:
-        cfgs = GEMM.configs(kernel, "configs", (4096, 4096, 4096))
-        assert cfgs and len({GEMM.config_name(c) for c in cfgs}) == len(cfgs)
-        assert len(GEMM.configs(kernel, "candidates", (4096, 4096, 4096))) >= len(cfgs)
-    assert GEMM.parse_shape(GEMM.shape_name((4096, 1024, 512))) == (4096, 1024, 512)
-    assert GEMM.targets((8192, 8192, 8192)) == {"meta_*": 1.0} and GEMM.targets((7, 7, 7)) == {}
-    assert GEMM.tolerance("bf16") == 5e-3 and GEMM.flops((2, 3, 4)) == 48
-    for name in ("bench", "quick", "sweep"):
-        assert GEMM.shapes[name]
-    assert GEMM.case((1, 2, 3)) == GEMM.case((4, 5, 6)) and (1000, 1500, 777) in GEMM.checks((1, 2, 3))
 
 
 def test_a_run_without_a_gpu_says_so_and_gives_no_device():
