@@ -51,45 +51,16 @@ export function timelineSpans(p: Timeline): Span[] {
 }
 
 /**
- * The timeline's lanes as a Chrome trace (Trace Event JSON), laid out as workbench.measure.timeline's to_perfetto
- * writes a whole trace: process = CTA, thread = role, ts/dur in us, the cycles in args. Perfetto and
- * chrome://tracing open it. It holds what the Report holds: a sample of CTAs, each role's warps folded.
+ * A link that saves the timeline's lanes as a Perfetto / Chrome trace: the Trace Event JSON Python wrote
+ * (view.trace, workbench.measure.timeline.chart.lanes_trace, the layout of Timeline.to_perfetto); null when the
+ * Report has none (no lanes, or written before schema 2.8).
  */
-export function chromeTrace(p: Timeline): { displayTimeUnit: string; traceEvents: object[]; otherData: object } {
-  const events: object[] = [];
-  const roles: string[] = [];
-  const ctas: number[] = [];
-  for (const l of p.lanes ?? []) {
-    const start = num(l.start_ns);
-    const dur = num(l.dur_ns);
-    if (start === null || dur === null) {
-      continue;
-    }
-    const cta = num(l.cta) ?? 0;
-    if (!roles.includes(l.role)) {
-      roles.push(l.role);
-    }
-    if (!ctas.includes(cta)) {
-      ctas.push(cta);
-    }
-    events.push({ ph: 'X', name: l.name ?? l.category ?? '', cat: l.category ?? 'other', pid: cta,
-      tid: roles.indexOf(l.role), ts: start / 1000, dur: dur / 1000, args: { cycles: l.cycles ?? null } });
-  }
-  const names = ctas.flatMap(cta => [
-    { ph: 'M', name: 'process_name', pid: cta, args: { name: `CTA ${cta}` } },
-    ...roles.map((r, i) => ({ ph: 'M', name: 'thread_name', pid: cta, tid: i, args: { name: r } }))
-  ]);
-  return { displayTimeUnit: 'ns', traceEvents: [...names, ...events],
-    otherData: { kernel: p.kernel, measured_by: p.measured_by, device: p.device, when: p.when,
-      note: "the Report's lanes: a sample of CTAs, each role's warps folded" } };
-}
-
-/** A link that saves chromeTrace(p) as a .json file; null without lanes. */
-function traceLink(p: Timeline): HTMLElement | null {
-  if (!timelineSpans(p).length) {
+export function traceLink(p: Timeline): HTMLElement | null {
+  const trace = p.view?.trace;
+  if (!trace || !(trace.traceEvents ?? []).length) {
     return null;
   }
-  const blob = new Blob([JSON.stringify(chromeTrace(p))], { type: 'application/json' });
+  const blob = new Blob([JSON.stringify(trace)], { type: 'application/json' });
   const link = el('a', {
     class: 'tlx-trace-link',
     href: URL.createObjectURL(blob),

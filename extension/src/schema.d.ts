@@ -68,9 +68,9 @@ export type Status = 'ok' | 'skipped' | 'error';
  */
 export interface TlxReport {
   /**
-   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check; 2.5 the stalls measurement (--stalls); 2.6 a hung launch's live snapshot (run.snapshot) and the snapshot and stress marks on the orchestration graph; 2.7 what Python writes for the viewer to show as it is (a run's and a check's summary, a measurement's provenance, the roofline's and the timeline's view).
+   * 2.1 added the optional search payload; 2.2 the layouts' linear-layout data (layouts.linear); 2.3 the optional orchestration payload; 2.4 the judge's rule, error and guards on a check; 2.5 the stalls measurement (--stalls); 2.6 a hung launch's live snapshot (run.snapshot) and the snapshot and stress marks on the orchestration graph; 2.7 what Python writes for the viewer to show as it is (a run's and a check's summary, a measurement's provenance, the roofline's and the timeline's view); 2.8 the timeline's lanes as the Chrome / Perfetto trace the viewer saves (view.trace).
    */
-  schema_version: '2.0' | '2.1' | '2.2' | '2.3' | '2.4' | '2.5' | '2.6' | '2.7';
+  schema_version: '2.0' | '2.1' | '2.2' | '2.3' | '2.4' | '2.5' | '2.6' | '2.7' | '2.8';
   /**
    * Unique id of this Report (hex).
    */
@@ -957,7 +957,7 @@ export interface TimelineLane {
   cycles?: number | null;
 }
 /**
- * What the Timeline tab draws besides the lanes, computed by workbench.report.sections.timeline (the viewer only draws it): the lanes' categories in drawing order with their colours and legend labels. Added in 2.7.
+ * What the Timeline tab draws besides the lanes, computed by workbench.report.sections.timeline (the viewer only draws it): the lanes' categories in drawing order with their colours and legend labels (2.7), and the lanes as the Chrome / Perfetto trace its download link saves (workbench.measure.timeline.chart.lanes_trace, 2.8).
  *
  * This interface was referenced by `TlxReport`'s JSON-Schema
  * via the `definition` "timelineView".
@@ -968,6 +968,14 @@ export interface TimelineView {
     color: string;
     label: string;
   }[];
+  /**
+   * Trace Event JSON: displayTimeUnit, traceEvents (process = CTA, thread = role, ts/dur in us, args.cycles), otherData.
+   */
+  trace?: {
+    displayTimeUnit?: string;
+    traceEvents: {}[];
+    otherData?: {};
+  } | null;
 }
 /**
  * A finding of a static orchestration check, pointing at the user's line.

@@ -150,7 +150,7 @@ def make_report(**kw) -> Report:
 def test_schema_is_valid_json_schema():
     schema = load_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
-    assert SCHEMA_VERSION in schema["properties"]["schema_version"]["enum"] and SCHEMA_VERSION == "2.7"
+    assert SCHEMA_VERSION in schema["properties"]["schema_version"]["enum"] and SCHEMA_VERSION == "2.8"
 
 
 def test_report_validates_and_round_trips():

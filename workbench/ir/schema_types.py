@@ -604,8 +604,15 @@ class Category(TypedDict):
     label: str
 
 
+class Trace(TypedDict):
+    displayTimeUnit: NotRequired[str]
+    traceEvents: list[dict[str, Any]]
+    otherData: NotRequired[dict[str, Any]]
+
+
 class TimelineView(TypedDict):
     categories: list[Category]
+    trace: NotRequired[Trace | None]
 
 
 class TimelineLane(TypedDict):
@@ -872,7 +879,7 @@ class Run(TypedDict):
 
 
 class TlxReport(TypedDict):
-    schema_version: Literal['2.0', '2.1', '2.2', '2.3', '2.4', '2.5', '2.6', '2.7']
+    schema_version: Literal['2.0', '2.1', '2.2', '2.3', '2.4', '2.5', '2.6', '2.7', '2.8']
     id: str
     created: str
     kernel: Kernel

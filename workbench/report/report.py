@@ -27,7 +27,7 @@ from workbench.report.summaries import write_shown
 
 __all__ = ["BUDGET_BYTES", "MIME_TYPE", "SCHEMA_PATH", "SCHEMA_VERSION", "Report", "load_schema", "validate"]
 
-SCHEMA_VERSION = "2.7"
+SCHEMA_VERSION = "2.8"
 MIME_TYPE = "application/vnd.tlx-workbench.report+json"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 BUDGET_BYTES = 512 * 1024  # one Report in a notebook, all its representations (issue 17)

@@ -184,6 +184,30 @@ def test_perfetto_export_uses_measured_clock(tmp_path, synthetic):
     assert mma["dur"] == pytest.approx(0.030) and mma["args"]["cycles"] == 60
 
 
+def test_the_reports_lanes_make_the_same_trace_layout_as_the_whole_export():
+    """``chart.lanes_trace`` (the Timeline tab's download, ``view.trace``): each lane a complete event, process =
+    CTA, thread = role (named in the order met), ts/dur in us, the cycles kept; a lane without a time is left out;
+    the layout is :func:`chart.chrome_trace`'s, as ``to_perfetto``'s."""
+    from workbench.measure.timeline.chart import lanes_trace
+
+    section = dict(kernel="gemm", measured_by="workbench.measure.timeline", device="NVIDIA H200", lanes=[
+        dict(cta=3, role="producer", category="tma", name="load", start_ns=1500, dur_ns=500, cycles=900),
+        dict(cta=3, role="consumer", category="waiting", name="wait full", start_ns=2000, dur_ns=250, cycles=450),
+        dict(cta=7, role="consumer", category="mma", name="wgmma", start_ns=3000, dur_ns=1000),
+        dict(cta=7, role="consumer", category="mma", name="no time", start_ns=None, dur_ns=1)])
+    trace = lanes_trace(section)
+    assert [e for e in trace["traceEvents"] if e["ph"] == "X"] == [
+        dict(ph="X", name="load", cat="tma", pid=3, tid=0, ts=1.5, dur=0.5, args=dict(cycles=900)),
+        dict(ph="X", name="wait full", cat="waiting", pid=3, tid=1, ts=2.0, dur=0.25, args=dict(cycles=450)),
+        dict(ph="X", name="wgmma", cat="mma", pid=7, tid=1, ts=3.0, dur=1.0, args=dict(cycles=None))]
+    names = [(e["pid"], e.get("tid"), e["args"]["name"]) for e in trace["traceEvents"]
+             if e["ph"] == "M" and e["name"] in ("process_name", "thread_name")]
+    assert names == [(3, None, "CTA 3"), (3, 0, "producer"), (3, 1, "consumer"),
+                     (7, None, "CTA 7"), (7, 0, "producer"), (7, 1, "consumer")]
+    assert trace["displayTimeUnit"] == "ns" and trace["otherData"]["kernel"] == "gemm"
+    assert lanes_trace(dict(lanes=[])) is None
+
+
 def test_aggregated_lanes_are_compact_and_cover_the_span(synthetic):
     tr = read_trace(synth.make_trace(n_ctas=4, tiles=6, num_k=32))
     rows = aggregated_lanes(tr, max_ctas=2, bins=50)

@@ -4,6 +4,7 @@ and a Perfetto export."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -168,56 +169,65 @@ def figure(trace: Trace, ctas: list[int] | None = None, max_ctas: int = 8, title
     return fig
 
 
-def to_perfetto(trace: Trace, path: str | Path, ctas: list[int] | None = None) -> Path:
-    """A Chrome/Perfetto trace (JSON) in real time: process = CTA (SM), thread = role, ts/dur in us.
-
-    Unlike Proton's own file (kilocycles labelled microseconds), times here use the measured clock;
-    ``args`` keep the cycle counts.
-    """
-    keep = set(ctas if ctas is not None else trace.ctas)
-    roles = trace.roles()
+def chrome_trace(spans: Iterable[dict[str, Any]], processes: dict[int, str], roles: list[str],
+                 other: dict[str, Any]) -> dict[str, Any]:
+    """A Chrome/Perfetto trace document (Trace Event JSON): process = CTA, thread = role (both named and sorted),
+    one complete event per span ``{cta, role, name, cat, start_ns, dur_ns, args}``, ts/dur in us. The one layout of
+    every timeline trace the workbench writes: :func:`to_perfetto`'s whole trace and :func:`lanes_trace`'s Report
+    lanes (the viewer's download)."""
     events: list[dict[str, Any]] = []
-    for cta in sorted(keep):
-        events.append(
-            {
-                "ph": "M",
-                "name": "process_name",
-                "pid": cta,
-                "args": {"name": f"CTA {cta} (SM {trace.cta_core.get(cta, '?')})"},
-            }
-        )
+    for cta, name in sorted(processes.items()):
+        events.append({"ph": "M", "name": "process_name", "pid": cta, "args": {"name": name}})
         events.append({"ph": "M", "name": "process_sort_index", "pid": cta, "args": {"sort_index": cta}})
         for i, r in enumerate(roles):
             events.append({"ph": "M", "name": "thread_name", "pid": cta, "tid": i, "args": {"name": r}})
             events.append({"ph": "M", "name": "thread_sort_index", "pid": cta, "tid": i, "args": {"sort_index": i}})
     tid = {r: i for i, r in enumerate(roles)}
+    for sp in spans:
+        events.append({"ph": "X", "name": sp["name"], "cat": sp["cat"], "pid": sp["cta"], "tid": tid[sp["role"]],
+                       "ts": sp["start_ns"] / 1000.0, "dur": sp["dur_ns"] / 1000.0, "args": sp["args"]})
+    return {"displayTimeUnit": "ns", "traceEvents": events, "otherData": other}
+
+
+def lanes_trace(section: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``--timeline`` section's lanes (a sample of CTAs, each role's warps folded) as a Chrome trace
+    (:func:`chrome_trace`); None without lanes."""
+    spans, roles, ctas = [], [], []
+    for ln in section.get("lanes") or []:
+        start, dur = ln.get("start_ns"), ln.get("dur_ns")
+        if not isinstance(start, (int, float)) or not isinstance(dur, (int, float)):
+            continue
+        cta = ln.get("cta") if isinstance(ln.get("cta"), int) else 0
+        roles += [ln["role"]] if ln["role"] not in roles else []
+        ctas += [cta] if cta not in ctas else []
+        spans.append({"cta": cta, "role": ln["role"], "name": ln.get("name") or ln.get("category") or "",
+                      "cat": ln.get("category") or "other", "start_ns": start, "dur_ns": dur,
+                      "args": {"cycles": ln.get("cycles")}})
+    if not spans:
+        return None
+    other = {k: section.get(k) for k in ("kernel", "measured_by", "device", "when")}
+    other["note"] = "the Report's lanes: a sample of CTAs, each role's warps folded"
+    return chrome_trace(spans, {c: f"CTA {c}" for c in ctas}, roles, other)
+
+
+def to_perfetto(trace: Trace, path: str | Path, ctas: list[int] | None = None) -> Path:
+    """A Chrome/Perfetto trace (JSON, :func:`chrome_trace`) in real time: process = CTA (SM), thread = role.
+
+    Unlike Proton's own file (kilocycles labelled microseconds), times here use the measured clock;
+    ``args`` keep the cycle counts.
+    """
+    keep = set(ctas if ctas is not None else trace.ctas)
+    spans = []
     for (cta, role), evs in trace.lanes().items():
         if cta not in keep:
             continue
         base = trace.cta_start_ns.get(cta, 0.0)
-        for e in evs:
-            events.append(
-                {
-                    "ph": "X",
-                    "name": e.name,
-                    "cat": "task" if e.activity == "task" else e.category,
-                    "pid": cta,
-                    "tid": tid[role],
-                    "ts": (base + trace.ns(e.start)) / 1000.0,
-                    "dur": trace.ns(e.dur) / 1000.0,
-                    "args": {"cycles": e.dur, "warp": e.warp},
-                }
-            )
-    doc = {
-        "displayTimeUnit": "ns",
-        "traceEvents": events,
-        "otherData": {
-            "kernel": trace.kernel,
-            "clock_mhz": trace.clock_mhz,
-            "clock_source": trace.clock_source,
-            "writer": "workbench.measure.timeline",
-        },
-    }
+        spans += [{"cta": cta, "role": role, "name": e.name, "cat": "task" if e.activity == "task" else e.category,
+                   "start_ns": base + trace.ns(e.start), "dur_ns": trace.ns(e.dur),
+                   "args": {"cycles": e.dur, "warp": e.warp}} for e in evs]
+    other = {"kernel": trace.kernel, "clock_mhz": trace.clock_mhz, "clock_source": trace.clock_source,
+             "writer": "workbench.measure.timeline"}
+    doc = chrome_trace(spans, {c: f"CTA {c} (SM {trace.cta_core.get(c, '?')})" for c in keep}, trace.roles(), other)
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(doc, separators=(",", ":")))

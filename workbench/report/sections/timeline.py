@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.measure.timeline import timeline_section
-from workbench.measure.timeline.chart import COLORS, LABELS
+from workbench.measure.timeline.chart import COLORS, LABELS, lanes_trace
 from workbench.measure.timeline.trace import CATEGORIES
 from workbench.report.sections import Inputs, Section
 from workbench.report.sections._common import base, num, pct, why_not_on_gpu
@@ -42,11 +42,14 @@ OTHER = "#7f7f7f"  # a category this version does not know (a newer trace's)
 
 def view(m: dict[str, Any]) -> dict[str, Any]:
     """What the Timeline tab draws besides the lanes: the categories its lanes hold, in the drawing order, each with
-    the colour and legend label the notebook's plotly chart gives it (a category looks the same everywhere)."""
+    the colour and legend label the notebook's plotly chart gives it (a category looks the same everywhere), and
+    the lanes as the Chrome / Perfetto trace its download link saves (``chart.lanes_trace``: the layout of
+    ``Timeline.to_perfetto``'s whole trace)."""
     present = {str(ln.get("category") or ln.get("name") or "other") for ln in m.get("lanes") or []}
     known = ("task", *CATEGORIES, "untracked")
     order = [c for c in known if c in present] + sorted(present - set(known))
-    return {"categories": [{"category": c, "color": COLORS.get(c, OTHER), "label": LABELS.get(c, c)} for c in order]}
+    return {"categories": [{"category": c, "color": COLORS.get(c, OTHER), "label": LABELS.get(c, c)} for c in order],
+            "trace": lanes_trace(m)}
 
 
 SECTION = Section(kind="timeline", tab="timeline", summary=summary, option="timeline", build=build,
