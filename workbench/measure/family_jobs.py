@@ -30,6 +30,7 @@ from typing import Any
 from workbench.measure.interleave import timed_rounds
 from workbench.measure.timing import time_call
 from workbench.run.jobs import report
+from workbench.run.worker import is_fatal
 
 _made: dict[tuple, tuple[Any, Any]] = {}
 
@@ -78,8 +79,9 @@ def checked(fam: Any, run: Callable[[], Any], ref: Any, dtype: str, out: Any = N
 
 
 def context_lost(e: Exception) -> bool:
-    """Whether an error left the CUDA context unusable (then this worker must stop)."""
-    if "illegal" in str(e).lower() or "launch failure" in str(e).lower():
+    """Whether an error left the CUDA context unusable (then this worker must stop): a fault's words
+    (``worker.is_fatal``), or a synchronize that fails after it."""
+    if is_fatal(e):
         return True
     try:
         _sync()

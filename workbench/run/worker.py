@@ -53,7 +53,8 @@ _FATAL_WORDS = ("CUDA error", "device-side assert", "illegal memory access", "un
                 "illegal instruction", "misaligned address", "an illegal", "CUDA_ERROR")
 
 
-def _is_fatal(exc: BaseException) -> bool:
+def is_fatal(exc: BaseException) -> bool:
+    """Whether an error says the CUDA context is lost (a fault: the process must end), by its words."""
     text = f"{type(exc).__name__}: {exc}"
     return any(w in text for w in _FATAL_WORDS)
 
@@ -179,15 +180,15 @@ def handle_launch(conn: Connection, runner: Runner, req: dict[str, Any]) -> bool
         if snap:
             snap = _point_snapshot(runner, kernel, snap)
     except Exception as e:
-        _error(conn, rid, "prepare", e, _is_fatal(e))
-        return not _is_fatal(e)
+        _error(conn, rid, "prepare", e, is_fatal(e))
+        return not is_fatal(e)
     t1 = time.perf_counter()
     try:
         if ref.kind == "callable":  # runs synchronously: its whole call is the kernel's time
             conn.send(("started", rid, t1 - t0))
         runner.launch(ref, kernel, tuple(req["grid"]), args)
     except Exception as e:
-        fatal = _is_fatal(e)
+        fatal = is_fatal(e)
         _error(conn, rid, "run" if ref.kind == "callable" else "launch", e, fatal)
         return not fatal
     t2 = time.perf_counter()
