@@ -25,7 +25,6 @@ check, the preflight; a sweep: its measurements and its ranking per head dim and
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -37,7 +36,7 @@ from workbench.measure.timing import TIMINGS
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "kernels"), str(ROOT / "testbed")]
 
-from recordings import RESULTS, versions, write_result  # noqa: E402
+from recordings import sweep_result, versions, write_result  # noqa: E402
 from tlx_kernels.attention.family import ATTENTION, META, TOP  # noqa: E402
 
 VARIANTS = tuple(k for k in ATTENTION.kernels if k != TOP)
@@ -77,13 +76,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def swept(source: str) -> dict[str, dict]:
     """Per case, the ranking of a ``--sweep`` result (``latest``: the newest); an older sweep's ``best``
     (one config per variant) reads as a ranking of one."""
-    files = sorted(RESULTS.glob("attention-sweep-*.json"), key=lambda f: f.stat().st_mtime)
-    path = Path(source) if source != "latest" else (files[-1] if files else None)
-    if path is None or not path.exists():
-        print(f"--from-sweep: no sweep results ({source})", flush=True)
-        return {}
-    print(f"--from-sweep: {path.name}", flush=True)
-    doc = json.loads(path.read_text())
+    doc = sweep_result("attention", source) or {}
     if "best" in doc:
         return {case: {v: [{"cfg": cfg}] for v, cfg in best.items()} for case, best in doc["best"].items()}
     return doc.get("ranking", {})

@@ -20,7 +20,6 @@ Writes ``bench/results/broadcast-<date>.json`` (``--sweep``: ``broadcast-sweep-<
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -32,7 +31,7 @@ from workbench.measure.timing import TIMINGS
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "kernels"), str(ROOT / "testbed")]
 
-from recordings import RESULTS, versions, write_result  # noqa: E402
+from recordings import sweep_result, versions, write_result  # noqa: E402
 from tlx_kernels.broadcast.family import BROADCAST, OURS  # noqa: E402
 
 
@@ -58,12 +57,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def swept(source: str) -> dict:
-    files = sorted(RESULTS.glob("broadcast-sweep-*.json"), key=lambda f: f.stat().st_mtime)
-    path = (files[-1] if files else None) if source == "latest" else Path(source)
-    if path is None or not path.exists() or "ranking" not in json.loads(path.read_text()):
-        print(f"--from-sweep {source}: no ranked sweep found; CONFIGS only", flush=True)
-        return {}
-    return json.loads(path.read_text())["ranking"].get("all", {})
+    """The ranking of a ``--sweep`` result (``latest``: the newest ``broadcast-sweep-*.json``); an older sweep
+    (its best config per shape, no ranking) gives none."""
+    ranking = (sweep_result("broadcast", source) or {}).get("ranking", {}).get("all", {})
+    if not ranking:
+        print("--from-sweep: that sweep has no ranking; CONFIGS only", flush=True)
+    return ranking
 
 
 def main(argv: list[str] | None = None) -> int:

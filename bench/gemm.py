@@ -24,7 +24,6 @@ at 2048^3 and 1024^3), every check, the preflight, the rounds' times; a sweep: i
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -36,7 +35,7 @@ from workbench.measure.timing import TIMINGS
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "kernels"), str(ROOT / "testbed")]
 
-from recordings import RESULTS, versions, write_result  # noqa: E402
+from recordings import sweep_result, versions, write_result  # noqa: E402
 from tlx_kernels.gemm.family import GEMM, META  # noqa: E402
 
 
@@ -75,13 +74,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def swept(source: str) -> dict:
     """The ranking of a ``--sweep`` result (``latest``: the newest ``gemm-sweep-*.json``)."""
-    files = sorted(RESULTS.glob("gemm-sweep-*.json"), key=lambda f: f.stat().st_mtime)
-    path = (files[-1] if files else None) if source == "latest" else Path(source)
-    if path is None or not path.exists():
-        print(f"--from-sweep {source}: no sweep result found; CONFIGS only", flush=True)
-        return {}
-    print(f"configs from {path.name}", flush=True)
-    ranking = json.loads(path.read_text()).get("ranking", {})
+    ranking = (sweep_result("gemm", source) or {}).get("ranking", {})
     return ranking.get("all", ranking)  # a sweep before the family runner ranked per kernel alone
 
 

@@ -57,6 +57,18 @@ def versions() -> dict[str, str | None]:
     return out
 
 
+def sweep_result(stem: str, source: str) -> dict[str, Any] | None:
+    """A ``--sweep`` run's JSON for ``--from-sweep``: ``source`` a path, or ``latest`` (the newest
+    ``bench/results/<stem>-sweep-*.json``); None, said, when there is none."""
+    files = sorted(RESULTS.glob(f"{stem}-sweep-*.json"), key=lambda f: f.stat().st_mtime)
+    path = (files[-1] if files else None) if source == "latest" else Path(source)
+    if path is None or not path.exists():
+        print(f"--from-sweep {source}: no {stem} sweep result found; the configs alone", flush=True)
+        return None
+    print(f"--from-sweep: {path.name}", flush=True)
+    return json.loads(path.read_text())
+
+
 def newest_recording(stem: str, folder: Path = RECORDED) -> Path | None:
     """The recording of tutorial ``stem`` with the latest date, then the highest run (none = run 1)."""
     def when(p: Path) -> tuple[str, int]:
