@@ -35,8 +35,8 @@ from workbench.measure.compare import rank_configs, rounds_records, versus_rows
 from workbench.measure.timing import TIMINGS
 from workbench.run.jobs import Answer, Jobs, in_parallel
 
-__all__ = ["Family", "Settings", "bench", "chosen_shapes", "compile_only", "document", "on_gpu", "plans", "preflight",
-           "ranking", "rounds_rows", "summary", "sweep", "with_ranked"]
+__all__ = ["Family", "Settings", "bench", "chosen_shapes", "compile_only", "document", "firsts", "on_gpu", "plans",
+           "preflight", "ranking", "rounds_rows", "summary", "sweep", "with_ranked"]
 
 Shape = tuple
 Log = Callable[..., None]
@@ -129,13 +129,17 @@ def device(family: Family, s: Settings) -> dict[str, Any]:
     return a.value
 
 
-def plans(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], Plan]) -> dict[str, Plan]:
-    """Per case of ``shapes`` (``family.case``), the plan ``plan_for`` gives for its first shape."""
-    out: dict[str, Plan] = {}
+def firsts(family: Family, shapes: Sequence[Shape]) -> dict[str, Shape]:
+    """Per case of ``shapes`` (``family.case``), its first shape: the one its plan and its preflight are made for."""
+    out: dict[str, Shape] = {}
     for shape in shapes:
-        if family.case(shape) not in out:
-            out[family.case(shape)] = plan_for(shape)
+        out.setdefault(family.case(shape), shape)
     return out
+
+
+def plans(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], Plan]) -> dict[str, Plan]:
+    """Per case of ``shapes``, the plan ``plan_for`` gives for its first shape."""
+    return {case: plan_for(shape) for case, shape in firsts(family, shapes).items()}
 
 
 def on_gpu(family: Family, s: Settings, script: str, shapes: Sequence[Shape], log: Log = print) -> dict | None:
@@ -159,7 +163,7 @@ def preflight(family: Family, shapes: Sequence[Shape], cases: Mapping[str, Plan]
     """{case: {kernel: {config name: "ok" | why not}}}: every config of each case's plan launched into a
     NaN-poisoned output at each of the case's preflight shapes (``family.checks``) and checked against the
     reference, ``s.workers`` workers at once; a config that fails at one shape is not tried at the next."""
-    first = {family.case(x): x for x in reversed(list(shapes))}
+    first = firsts(family, shapes)
     chunks = [(case, k, cfgs[i:i + 3]) for case, plan in cases.items() for k, cfgs in plan.items() if cfgs
               for i in range(0, len(cfgs), 3)]
     verdict: dict[str, dict[str, dict[str, str]]] = {c: {k: {} for k, v in p.items() if v is not None}
@@ -271,7 +275,7 @@ def bench(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], P
     finally:
         w.close()
     summ = summary(family, shapes, rows)
-    print_table(family, shapes, rows, log)
+    print_table(family, shapes, rows, summ, log)
     return dict(mode="bench", timing=f"public calls and baselines, {TIMINGS[s.timing]}", rows=rows,
                 summary=summ, checks=records, preflight=verdict, interleaved=inter)
 
@@ -312,9 +316,10 @@ def summary(family: Family, shapes: Sequence[Shape], rows: list[dict]) -> list[d
     return out
 
 
-def print_table(family: Family, shapes: Sequence[Shape], rows: list[dict], log: Log = print) -> None:
+def print_table(family: Family, shapes: Sequence[Shape], rows: list[dict], summ: list[dict],
+                log: Log = print) -> None:
     """Per shape, every kernel and baseline of the rounds (median ms, TFLOP/s) and our ratios against each
-    baseline (median of per-round ratios; above 1: ours faster)."""
+    baseline (median of per-round ratios; above 1: ours faster); then the targets of ``summ`` (:func:`summary`)."""
     for shape in shapes:
         here = [r for r in rows if r["shape"] == list(shape)]
         if not here:
@@ -330,7 +335,7 @@ def print_table(family: Family, shapes: Sequence[Shape], rows: list[dict], log: 
             ratios = "  ".join(f"x{mine[b]['ratio']:.3f} {b}" for b in bases if b in mine)
             log(f"  {k:<26} {first['ms']:9.4f} ms {first['tflops']:8.1f} TFLOP/s  {ratios}  "
                 f"{str(first['config'] or '-')[:50]}")
-    for t in (t for t in summary(family, shapes, rows) if t["target"] is not None):
+    for t in (t for t in summ if t["target"] is not None):
         verdict = f"{'met' if t['met'] else 'MISSED'} ({t['ratio']:.3f}, {t['best_kernel']})" if t["ratio"] else "-"
         log(f"target {t['shape']} vs {t['against']} >= {t['target']}: {verdict}")
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workbench.measure.interleave import timed_rounds
-from workbench.measure.timing import time_call
+from workbench.measure.timing import synchronize, time_call
 from workbench.run.jobs import report
 from workbench.run.worker import is_fatal
 
@@ -47,13 +47,6 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _sync() -> None:
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
 def made(fam: Any, job: dict) -> tuple[Any, Any]:
     """(inputs, reference) of the job's shape and dtype."""
     key = (fam.ref, tuple(job["shape"]), job["dtype"])
@@ -70,7 +63,7 @@ def checked(fam: Any, run: Callable[[], Any], ref: Any, dtype: str, out: Any = N
     if out is not None:
         out.fill_(float("nan"))
     got = run()
-    _sync()
+    synchronize()
     err = fam.error(out if out is not None else got, ref)
     tol = fam.tolerance(dtype)
     if not err < tol:  # NaN included
@@ -84,7 +77,7 @@ def context_lost(e: Exception) -> bool:
     if is_fatal(e):
         return True
     try:
-        _sync()
+        synchronize()
     except Exception:
         return True
     return False
@@ -125,12 +118,15 @@ def job_configs(fam: Any, job: dict) -> dict:
     return _items(job, "configs", one, fam.config_name)
 
 
-def fastest_candidate(fam: Any, cands: dict[str, Callable[[], Any]], ref: Any, job: dict) -> tuple[str, dict]:
-    """The fastest of a baseline's candidates that pass the check ({name: ms or error} of each)."""
+def fastest_candidate(fam: Any, cands: dict[str, Callable[[], Any]], ref: Any,
+                      job: dict) -> tuple[str, dict, float]:
+    """The fastest of a baseline's candidates that pass the check, {name: ms or error} of each, and the fastest's
+    error against the reference."""
     seen: dict[str, Any] = {}
+    errors: dict[str, float] = {}
     for name, run in cands.items():
         try:
-            checked(fam, run, ref, job["dtype"])
+            errors[name] = checked(fam, run, ref, job["dtype"])
             seen[name] = time_call(run, job["rep_ms"], job["timing"]) if len(cands) > 1 else 0.0
         except Exception as e:
             if context_lost(e):
@@ -139,7 +135,8 @@ def fastest_candidate(fam: Any, cands: dict[str, Callable[[], Any]], ref: Any, j
     ok = {k: v for k, v in seen.items() if isinstance(v, float)}
     if not ok:
         raise RuntimeError("no candidate passed: " + "; ".join(f"{k}: {v}" for k, v in seen.items()))
-    return min(ok, key=ok.__getitem__), seen
+    best = min(ok, key=ok.__getitem__)
+    return best, seen, errors[best]
 
 
 def _call(fam: Any, kind: str, name: str, cfgs: list[dict] | None, config: str | None, inputs: Any,
@@ -162,7 +159,7 @@ def job_calls(fam: Any, job: dict) -> dict:
                 raise RuntimeError("no config passed the preflight")
             fn = fam.call(name, inputs, cfgs)
             first = fn()  # tunes (into outputs it frees, which may hold the answer: not the one checked)
-            _sync()
+            synchronize()
             out = first.new_empty(first.shape)
             errs = [checked(fam, lambda: fn(out=out), ref, job["dtype"], out) for _ in range(2)]  # general, plan
             row["error_value"] = max(errs)
@@ -173,8 +170,8 @@ def job_calls(fam: Any, job: dict) -> dict:
         if not cands:
             row["absent"] = True
             return
-        best, seen = fastest_candidate(fam, cands, ref, job)
-        row.update(config=best, candidates=seen, error_value=checked(fam, cands[best], ref, job["dtype"]))
+        best, seen, err = fastest_candidate(fam, cands, ref, job)
+        row.update(config=best, candidates=seen, error_value=err)
 
     return _items(job, "items", one, lambda it: f"{it[0]}:{it[1]}")
 
@@ -202,8 +199,8 @@ def job_warm(fam: Any, job: dict) -> dict:
         run()
         calls += 1
         if calls % 8 == 0:
-            _sync()
-    _sync()
+            synchronize()
+    synchronize()
     return {"calls": calls}
 
 

@@ -319,7 +319,11 @@ def time_call(fn: Callable[[], Any], rep_ms: float, timing: str = "calls", warmu
 def _wall_ms(fn: Callable[[], Any], rep_ms: float, warmup_ms: float, min_runs: int = 5) -> float:
     """The median of ``time.perf_counter`` around each call (synchronized when a GPU is there) over about
     ``rep_ms`` after ``warmup_ms`` of calls."""
-    sync = _synchronize()
+    sync: Callable[[], Any] = lambda: None  # noqa: E731
+    if gpu_available():  # asked once, not per call
+        import torch
+
+        sync = torch.cuda.synchronize
     for budget_ms, keep in ((warmup_ms, False), (rep_ms, True)):
         samples: list[float] = []
         end = time.perf_counter() + budget_ms / 1e3
@@ -331,12 +335,12 @@ def _wall_ms(fn: Callable[[], Any], rep_ms: float, warmup_ms: float, min_runs: i
     return statistics.median(samples)
 
 
-def _synchronize() -> Callable[[], None]:
-    if not gpu_available():
-        return lambda: None
-    import torch
+def synchronize() -> None:
+    """Wait for the GPU's work, when there is a GPU."""
+    if gpu_available():
+        import torch
 
-    return torch.cuda.synchronize
+        torch.cuda.synchronize()
 
 
 def host_per_call(fn: Callable[[], Any], calls: int = 1000, warmup: int = 20) -> tuple[float, float]:

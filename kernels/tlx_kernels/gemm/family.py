@@ -57,11 +57,10 @@ class GemmFamily:
     def inputs(self, shape: tuple, dtype: str, device: str, seed: int = 0) -> dict[str, Any]:
         import torch
 
-        M, N, K = shape
-        g = torch.Generator(device=device).manual_seed(seed)
-        dt = getattr(torch, DTYPES[dtype])
-        return dict(a=torch.randn(M, K, device=device, dtype=dt, generator=g),
-                    b=torch.randn(K, N, device=device, dtype=dt, generator=g))
+        from tlx_kernels import meta_tutorials
+
+        a, b = meta_tutorials.inputs("gemm", tuple(shape), getattr(torch, DTYPES[dtype]), device, seed)
+        return dict(a=a, b=b)
 
     def reference(self, inputs: dict[str, Any]) -> Any:
         return inputs["a"].float() @ inputs["b"].float()

@@ -101,14 +101,11 @@ class MoeFamily:
         return calls.candidate_name(cfg)
 
     def output(self, inputs: dict[str, Any], fill: float | None = None) -> Any:
-        import torch
+        """A new output of the product (the problem's own, ``moe.problem``), filled with ``fill`` if given."""
+        from tlx_kernels.moe import problem
 
-        a, b, kind = inputs["a"], inputs["b"], inputs["kind"]
-        shape = {"fwd": lambda: (a.shape[0], b.shape[2]), "dx": lambda: (a.shape[0], b.shape[1]),
-                 "dw": lambda: (inputs["offsets"].shape[0], a.shape[1], b.shape[1])}[kind]()
-        if fill is None:
-            return torch.empty(shape, device=a.device, dtype=a.dtype)
-        return torch.full(shape, fill, device=a.device, dtype=a.dtype)
+        out = problem.problem(inputs["kind"], inputs["a"], inputs["b"], inputs["offsets"]).c
+        return out if fill is None else out.fill_(fill)
 
     def launch(self, kernel: str, cfg: dict, inputs: dict[str, Any]) -> tuple[Callable[[], Any], Any]:
         out = self.output(inputs, float("nan"))
