@@ -1,9 +1,10 @@
-"""Syntax highlighting for the HTML fallback: Python, MLIR, LLVM IR, PTX and SASS.
+"""Syntax highlighting for the HTML fallback (nbconvert, GitHub, any front end without the viewer).
 
-Pygments ships Python, LLVM and PTX lexers (PTX with three extra rules for what its lexer marks as
-errors: guard predicates ``@%p``, ``|`` and ``:``); MLIR (Triton's TTIR/TTGIR) and NVIDIA SASS get
-small RegexLexers here (Pygments' "Sass" is the CSS language). ``highlight_lines`` returns one HTML
-fragment per source line (spans never cross a line), so each line can carry its own anchor.
+The fallback colours only what a well-kept lexer of Pygments covers: the Python source, LLVM IR and PTX.
+The project's own lexers for the IR stages (MLIR for TTIR/TTGIR, NVIDIA SASS) live once, in the viewer
+(extension/src/highlight.ts): the fallback shows those stages plain rather than keep a second copy of
+the same rules. ``highlight_lines`` returns one HTML fragment per source line (spans never cross a line),
+so each line can carry its own anchor.
 """
 
 from __future__ import annotations
@@ -12,128 +13,9 @@ import functools
 import html
 import re
 
-from pygments.lexer import RegexLexer, bygroups, inherit, words
-from pygments.lexers.ptx import PtxLexer as _PygmentsPtxLexer
-from pygments.token import (
-    STANDARD_TYPES,
-    Comment,
-    Error,
-    Keyword,
-    Name,
-    Number,
-    Operator,
-    Punctuation,
-    String,
-    Text,
-    Whitespace,
-)
+from pygments.token import STANDARD_TYPES, Error
 
-__all__ = ["MlirLexer", "PtxLexer", "SassLexer", "css", "highlight_lines", "language_of_stage"]
-
-
-class MlirLexer(RegexLexer):
-    """MLIR as Triton prints it (TTIR, TTGIR, and the generic MLIR dialects they use)."""
-
-    name = "MLIR"
-    aliases = ["mlir", "ttir", "ttgir"]
-    filenames = ["*.mlir", "*.ttir", "*.ttgir"]
-
-    tokens = {
-        "root": [
-            (r"\s+", Whitespace),
-            (r"//.*?$", Comment.Single),
-            (r'"(\\\\|\\"|[^"])*"', String),
-            (r"#loc\d*", Comment.Preproc),
-            (r"#[A-Za-z_][\w.$-]*", Name.Decorator),
-            (r"%[\w.$#-]+(:\d+)?", Name.Variable),
-            (r"\^[\w.$-]+", Name.Label),
-            (r"@[\w.$-]+", Name.Function),
-            (r"![\w.$]+", Keyword.Type),
-            (
-                words(("tensor", "memref", "vector", "ptr", "tuple", "none", "index"), suffix=r"\b"),
-                Keyword.Type,
-            ),
-            (r"\b(?:[sui]?i\d+|f8E\w+|bf16|f16|f32|f64|tf32)\b", Keyword.Type),
-            (
-                words(
-                    (
-                        "module",
-                        "attributes",
-                        "loc",
-                        "to",
-                        "step",
-                        "iter_args",
-                        "dense",
-                        "true",
-                        "false",
-                        "unit",
-                        "callsite",
-                        "fused",
-                        "at",
-                        "ins",
-                        "outs",
-                        "into",
-                        "public",
-                        "private",
-                        "nested",
-                    ),
-                    suffix=r"\b",
-                ),
-                Keyword,
-            ),
-            (r"\b[a-z_][\w]*(?:\.[\w]+)+\b", Name.Builtin),  # tt.load, arith.addi, ttg.convert_layout
-            (r"-?0x[0-9a-fA-F]+", Number.Hex),
-            (r"-?\d+\.\d*(?:[eE][+-]?\d+)?", Number.Float),
-            (r"-?\d+", Number.Integer),
-            (r"->|=|:|\*|x(?=\d)", Operator),
-            (r"[()\[\]{}<>,]", Punctuation),
-            (r"[\w.$-]+", Name),
-            (r".", Text),
-        ]
-    }
-
-
-class PtxLexer(_PygmentsPtxLexer):
-    """Pygments' PTX lexer, with guard predicates, ``|`` and ``:`` (which it marks as errors) as operators."""
-
-    tokens = {
-        "root": [
-            (r"@!?(?=%)", Operator),
-            inherit,
-            (r"[|:]", Operator),
-        ]
-    }
-
-
-class SassLexer(RegexLexer):
-    """NVIDIA SASS as cuobjdump/nvdisasm print it."""
-
-    name = "SASS"
-    aliases = ["sass"]
-    filenames = ["*.sass"]
-
-    tokens = {
-        "root": [
-            (r"\s+", Whitespace),
-            (r"/\*[0-9a-fA-F]{4,}\*/", Comment.Special),  # instruction offset
-            (r"/\*.*?\*/", Comment.Multiline),
-            (r"//.*?$", Comment.Single),
-            (r'"(\\\\|\\"|[^"])*"', String),
-            (r"^(\s*)([.$\w]+)(:)", bygroups(Whitespace, Name.Label, Punctuation)),
-            (r"@!?U?P(?:\d|T)\b", Name.Builtin),
-            (r"\b(?:U?R\d+|RZ|URZ|U?P\d|U?PT|SR_[\w.]+|SRZ)\b(?:\.\w+)*", Name.Variable),
-            (r"\b[cC]\[0x[0-9a-fA-F]+\]", Name.Constant),
-            (r"\.[A-Za-z_][\w]*", Keyword),
-            (r"\b[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*\b", Name.Function),
-            (r"-?0[xX][0-9a-fA-F]+", Number.Hex),
-            (r"-?\d+\.\d*(?:[eE][+-]?\d+)?", Number.Float),
-            (r"-?\d+", Number.Integer),
-            (r"[\w$]+", Name),
-            (r"[+\-*/=!<>|&^~`]", Operator),
-            (r"[()\[\]{},;:]", Punctuation),
-            (r".", Text),
-        ]
-    }
+__all__ = ["css", "highlight_lines", "language_of_stage"]
 
 
 def language_of_stage(name: str) -> str:
@@ -162,13 +44,11 @@ def _lexer(language: str):
         from pygments.lexers.asm import LlvmLexer
 
         return LlvmLexer(stripnl=False, ensurenl=False)
-    if language == "mlir":
-        return MlirLexer(stripnl=False, ensurenl=False)
     if language == "ptx":
+        from pygments.lexers.ptx import PtxLexer
+
         return PtxLexer(stripnl=False, ensurenl=False)
-    if language == "sass":
-        return SassLexer(stripnl=False, ensurenl=False)
-    return None
+    return None  # MLIR, SASS and text: shown plain (their lexers are the viewer's)
 
 
 @functools.lru_cache(maxsize=4096)
