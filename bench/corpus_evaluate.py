@@ -8,6 +8,9 @@ interpreter. The packages come from ``.corpus/`` (``bench/corpus.py --install``)
 evaluation's workers, never into the venv. Prints one line per candidate and writes JSON after every op (default
 bench/results/corpus-evaluate-<date>.json): per candidate its status (passed, failed, rejected, compile-error, ...),
 reasons, flags, geomean speed-up over the reference and the error per shape; the summary counts them by package.
+A compile error the corpus documents is a ``limitation``; a fault or a hang is tried again in a plain process
+without the workbench (``testbed/corpus_bare.py``): when it ends the same way there, it is the package's own
+(``limitation``, the workbench's status kept in ``workbench_status``, the plain run in ``bare``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "testbed")]
 
+import corpus_bare  # noqa: E402
 import corpus_eval_cases as C  # noqa: E402
 import corpus_ops as co  # noqa: E402
 from judge import evaluate_op, op_arguments  # noqa: E402
@@ -59,7 +63,7 @@ def main() -> int:
     rows: list[dict] = []
     for op in args.ops.split(","):
         t = time.perf_counter()
-        rows += evaluate_op(CASES, C, op, gpu, args.trials)
+        rows += [_classified(r, gpu, env) for r in evaluate_op(CASES, C, op, gpu, args.trials)]
         print(f"--- {op}: {time.perf_counter() - t:.1f} s", flush=True)
         write_result(_doc(rows, gpu, _summary(rows, False, t0)), "corpus-evaluate", str(path))
     for r in rows:
@@ -71,6 +75,24 @@ def main() -> int:
     print(summary)
     print(path)
     return 0
+
+
+def _classified(row: dict, gpu: bool, env: dict[str, str]) -> dict:
+    """A compile error the corpus documents becomes a ``limitation`` (workbench.report.corpus.LIMITATIONS); a fault or
+    a hang is tried again in a plain process without the workbench (corpus_bare): the same end there makes it the
+    package's."""
+    from workbench.report.corpus import limitation
+
+    if row["status"] == "compile-error" and (meaning := limitation(" ".join(row["reasons"]))):
+        return row | {"workbench_status": row["status"], "status": "limitation", "reasons": [meaning, *row["reasons"]]}
+    if row["status"] not in ("fault", "hang"):
+        return row
+    _, make, cpu_shapes, gpu_shapes = C.OPS[row["op"]]
+    bare = corpus_bare.bare_run(CASES, row["candidate"], make, gpu_shapes if gpu else cpu_shapes,
+                                "cuda" if gpu else "cpu", env)
+    print(f"    {row['candidate']} without the workbench: exit {bare['exit']}, {len(bare['finished'])} shape(s) "
+          f"finished\n      " + bare["tail"][-600:].replace("\n", "\n      "), flush=True)
+    return corpus_bare.judged(row, bare)
 
 
 def _doc(rows: list[dict], gpu: bool, summary: dict) -> dict:

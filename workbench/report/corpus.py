@@ -46,7 +46,8 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["FEATURES", "LIMITATIONS", "Op", "corpus_path", "run_op", "run_reproducer", "summary", "summary_table"]
+__all__ = ["FEATURES", "LIMITATIONS", "Op", "corpus_path", "limitation", "run_op", "run_reproducer", "summary",
+           "summary_table"]
 
 FEATURES = ("compile", "compile_sm100a", "layouts", "line_maps", "findings", "report", "timeline", "reproducer",
             "tritonparse")
@@ -130,13 +131,17 @@ def _workbench_frame(tb: traceback.StackSummary) -> str | None:
     return None
 
 
+def limitation(text: str) -> str | None:
+    """What a failure's message means when it is a documented limitation (``LIMITATIONS``), else None."""
+    return next((meaning for pattern, meaning in LIMITATIONS if re.search(pattern, text, re.S)), None)
+
+
 def _classify(exc: BaseException, op_call: bool = False) -> tuple[str, str]:
     """(status, detail) of a failure; ``op_call``: raised by the op's own call (a raise in the package's code or
     torch, with no workbench frame, is the op's: ``op-error``)."""
     text = f"{type(exc).__name__}: {exc}"
-    for pattern, meaning in LIMITATIONS:
-        if re.search(pattern, text, re.S):
-            return "limitation", f"{meaning}: {text[:400]}"
+    if meaning := limitation(text):
+        return "limitation", f"{meaning}: {text[:400]}"
     if isinstance(exc, WorkbenchError):
         hint = getattr(exc, "hint", None)
         return "clear", (text[:600] + (f" (hint: {hint})" if hint else ""))
