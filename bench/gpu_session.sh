@@ -102,11 +102,12 @@ for p in "${parts[@]}"; do
     stalls) mkdir -p bench/results/ncu && run_part stalls ${STALLS_S:-300} python3 bench/stalls.py --keep bench/results/ncu \
       --json "bench/results/stalls-$(date -u +%Y-%m-%d).json" ${STALLS_ARGS:-} ;;
     meta) run_part meta 360 python3 bench/meta_tutorials.py ;;
-    tutorials)
+    tutorials)  # the summary is named by the card that ran it (h200 or h100), as the notebook is when committed
+      gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]00' | tr H h)
       for nb in ${TUTORIALS:-tutorials/*.ipynb}; do
         n=$(basename "$nb" .ipynb)
         run_part "tutorial-$n" ${TUTORIAL_S:-420} python3 bench/run_notebook.py "$nb" "$OUTDIR" --timeout 300 \
-          --summary "bench/results/tutorial-${n%%-*}-h200-$(date -u +%Y-%m-%d).json"
+          --summary "bench/results/tutorial-${n%%-*}-${gpu:-gpu}-$(date -u +%Y-%m-%d).json"
       done ;;
     *) echo "unknown part $p"; status=1 ;;
   esac

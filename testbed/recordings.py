@@ -1,7 +1,8 @@
 """Where the benches' results are kept: ``write_result`` writes a run's JSON as ``bench/results/<stem>-<date>.json``,
 ``versions`` and ``source_tree`` say what it ran on; the GPU runs of the tutorials are
-``bench/results/notebooks/<stem>-h200-<date>[-runN].ipynb`` (the executed notebooks ``bench/gpu_session.sh
-tutorials`` returns, as plain notebooks JupyterLab opens), and ``newest_recording`` says which one is the newest."""
+``bench/results/notebooks/<stem>-<gpu>-<date>[-runN].ipynb`` (``<gpu>`` h200 or h100: the card that ran it; the
+executed notebooks ``bench/gpu_session.sh tutorials`` returns, as plain notebooks JupyterLab opens), and
+``newest_recording`` says which one is the newest."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def write_result(doc: dict[str, Any], stem: str, explicit: str | None = None) ->
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, default=str))
     return path
-_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-run(\d+))?\.ipynb")
+_NAME = re.compile(r"(?P<stem>.+)-(?P<gpu>h200|h100)-(\d{4}-\d{2}-\d{2})(?:-run(\d+))?\.ipynb")
 
 
 def source_tree(explicit: str | None = None) -> str | None:
@@ -72,8 +73,9 @@ def sweep_result(stem: str, source: str) -> dict[str, Any] | None:
 def newest_recording(stem: str, folder: Path = RECORDED) -> Path | None:
     """The recording of tutorial ``stem`` with the latest date, then the highest run (none = run 1)."""
     def when(p: Path) -> tuple[str, int]:
-        m = _NAME.fullmatch(p.name.split("-h200-")[1])
-        return (m.group(1), int(m.group(2) or 1)) if m else ("", 0)
+        m = _NAME.fullmatch(p.name)
+        return (m.group(3), int(m.group(4) or 1))
 
-    found = sorted(folder.glob(f"{stem}-h200-*.ipynb"), key=when)
+    found = sorted((p for p in folder.glob(f"{stem}-*.ipynb") if (m := _NAME.fullmatch(p.name))
+                    and m["stem"] == stem), key=when)
     return found[-1] if found else None

@@ -1,9 +1,10 @@
-"""The tutorials as the H200 executed them (``bench/results/notebooks/<tutorial>-h200-<date>*.ipynb``, the
+"""The tutorials as a GPU executed them (``bench/results/notebooks/<tutorial>-<h200|h100>-<date>*.ipynb``, the
 newest of each), checked on a CPU: what each ``%%tlx`` cell asked for happened on the GPU.
 
 Per cell, from its magic line and its Report: the launch ran on the GPU; with ``--check`` every check passed
 (fresh inputs, NaN-poisoned outputs); with ``--bench`` the timing is ok and has a same-run reference when
-``--bench-ref`` was given; with ``--timeline`` the per-role timeline was recorded. The notebook has no error
+``--bench-ref`` was given; with ``--timeline`` the per-role timeline was recorded; with ``--stalls`` Nsight
+Compute's warp samples were read. The notebook has no error
 output, every Report validates against the schema, and the notebook is within the 5 MB budget; a
 ``--compile-only`` cell did not run. A tutorial whose cells changed since it was recorded fails here: execute
 it on a GPU again (``bench/gpu_session.sh tutorials``) and commit the returned notebook.
@@ -88,6 +89,9 @@ def test_recorded_gpu_run_did_what_each_cell_asked(tutorial):
         if "--timeline" in opts:
             assert (report.get("timeline") or {}).get("status") == "ok", (path.name, name)
             assert report["timeline"]["roles"], (path.name, name)
+        if "--stalls" in opts:  # Nsight Compute's warp samples, placed on a role and a line
+            stalls = next(m for m in report["measurements"] if m["kind"] == "stalls")
+            assert stalls["status"] == "ok" and stalls["samples"] > 0, (path.name, name, stalls.get("reason"))
 
 
 @pytest.mark.parametrize("tutorial", TUTORIALS, ids=lambda p: p.stem)
