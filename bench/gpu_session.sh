@@ -4,7 +4,7 @@
 #   bench/gpu_session.sh [part ...]
 # Parts: env tests moe-tests gemm-sweep attention-sweep attention-trials broadcast-sweep gemm attention broadcast launch
 #        search search-budgeted timeline isolation isolation-cost moe judge evaluate corpus-evaluate
-#        stalls
+#        stalls meta-fa-overlap
 #        meta tutorials (default: env tests gemm attention broadcast timeline meta tutorials)
 # Brings Triton 3.8 + triton-utlx from .t38/ (made here by ../shared/gpu/pack-triton38 .t38) and the Python packages
 # the machine lacks as wheels from .whl/ and .whl-nb/ (made by bench/pack-wheels; installed to /tmp/site). WB_TREE=REV names the source tree in the JSON:
@@ -102,6 +102,8 @@ for p in "${parts[@]}"; do
     stalls) mkdir -p bench/results/ncu && run_part stalls ${STALLS_S:-300} python3 bench/stalls.py --keep bench/results/ncu \
       --json "bench/results/stalls-$(date -u +%Y-%m-%d).json" ${STALLS_ARGS:-} ;;
     meta) run_part meta 360 python3 bench/meta_tutorials.py ;;
+    meta-fa-overlap) run_part meta-fa-overlap ${META_FA_S:-240} python3 bench/meta_fa_overlap.py \
+      --json "bench/results/meta-fa-overlap-$(date -u +%Y-%m-%d).json" ;;
     tutorials)  # the summary is named by the card that ran it (h200 or h100), as the notebook is when committed
       gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]00' | tr H h)
       for nb in ${TUTORIALS:-tutorials/*.ipynb}; do
