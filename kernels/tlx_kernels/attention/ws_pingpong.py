@@ -16,7 +16,10 @@ With ``PV_IN_TURN`` a turn issues both ``S_j = Q K_j^T`` and ``O += P_{j-1} V_{j
 without it only ``S_j`` (the PV product is issued after the hand-over, as in Meta's Hopper tutorial). With
 ``WARP_RELEASE`` every consumer thread arrives on the ring's "empty" barriers, which saves the warpgroup-wide
 ``bar.sync`` that a single-thread arrive needs before it. ``LATE_P`` is :mod:`.ws_pipelined`'s option (convert
-``P`` right before its PV issue).
+``P`` right before its PV issue). With ``TURN_WAITS_S`` a turn lasts until ``S_j`` has completed (Meta's
+persistent ping-pong tutorial keeps its turn that long, though through the wait Triton adds after each of its dots;
+see ``bench/meta_fa_overlap.py``): the other consumer's products then never queue behind this one's, and
+the ``P V`` product still runs under this consumer's softmax.
 
 :func:`.device.produce_kv` and :func:`consume_tile` are the per-tile work of the two roles; the persistent
 kernel (:mod:`.ws_persistent`) calls them once per tile. The turns are :func:`.device.turn_begin` and
@@ -51,7 +54,8 @@ def empty_barriers(NUM_BUFFERS: tl.constexpr, NUM_GROUPS: tl.constexpr, WARP_REL
 def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empty, it0, n_blocks, q_start, S_kv,
                  qk_scale, g: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                  HEAD_DIM: tl.constexpr, NUM_GROUPS: tl.constexpr, NUM_BUFFERS: tl.constexpr,
-                 PV_IN_TURN: tl.constexpr, RELEASE_Q: tl.constexpr, LATE_P: tl.constexpr = False):
+                 PV_IN_TURN: tl.constexpr, RELEASE_Q: tl.constexpr, LATE_P: tl.constexpr = False,
+                 TURN_WAITS_S: tl.constexpr = False):
     """Consumer ``g``'s work on one tile: (O, m, l) of its ``BLOCK_M`` query rows over ``n_blocks`` KV blocks at
     ring positions ``it0, ...``. Pipelined as in step (c), each wgmma issue inside the consumer's turn. With
     ``RELEASE_Q`` it arrives on ``q_empty`` once its last ``Q K^T`` is done (the persistent kernel's Q reuse)."""
@@ -73,7 +77,11 @@ def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empt
         tlx.barrier_wait(v_full[prev], ((it - 1) // NUM_BUFFERS) & 1)
         dev.turn_begin(g, True)
         qk = tlx.async_dot(q_buf, tlx.local_trans(k_smem[slot]))  # S_j
-        if PV_IN_TURN:
+        if TURN_WAITS_S:  # Meta's order: S_j completes inside the turn, then the hand-over, then P V
+            qk = tlx.async_dot_wait(0, qk)
+            dev.turn_end(g, NUM_GROUPS, True)
+            acc = tlx.async_dot(p.to(dtype), v_smem[prev], acc)
+        elif PV_IN_TURN:
             acc = tlx.async_dot(p.to(dtype), v_smem[prev], acc)  # O += P_{j-1} V_{j-1}
             dev.turn_end(g, NUM_GROUPS, True)
         else:
@@ -100,7 +108,8 @@ def ws_pingpong_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sca
                                  HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr,
                                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
                                  NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr,
-                                 WARP_RELEASE: tl.constexpr = False, LATE_P: tl.constexpr = False):
+                                 WARP_RELEASE: tl.constexpr = False, LATE_P: tl.constexpr = False,
+                                 TURN_WAITS_S: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
     # step (b)'s buffers, barriers, tile and producer, declared again on purpose (see ws.py)
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
@@ -128,7 +137,7 @@ def ws_pingpong_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sca
             tlx.barrier_wait(q_full[g], 0)
             acc, m_i, l_i = consume_tile(q_smem[g], k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_full[g], 0,
                                          n_blocks, q_start, S_kv, qk_scale, g, CAUSAL, BLOCK_M, BLOCK_N, HEAD_DIM,
-                                         NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, False, LATE_P)
+                                         NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, False, LATE_P, TURN_WAITS_S)
             # O is staged in this consumer's Q buffer: its last reader, the last Q K^T, has completed
             dev.store_tile(acc, l_i, m_i, q_smem[g], desc_o, lse_ptr, bh, q_start, S_q, S_o, BLOCK_M, STORE_LSE)
             tlx.async_descriptor_store_wait(0)
@@ -149,7 +158,8 @@ CONFIGS: list[dict[str, Any]] = [
 ]
 DEFAULT = CONFIGS[0]
 # Compiled clean (as ws_pipelined.TRIALS), not yet checked and timed on a GPU: not in CONFIGS.
-TRIALS: list[dict[str, Any]] = [dict(DEFAULT, LATE_P=True), dict(DEFAULT, PV_IN_TURN=True, LATE_P=True)]
+TRIALS: list[dict[str, Any]] = [dict(DEFAULT, LATE_P=True), dict(DEFAULT, PV_IN_TURN=True, LATE_P=True),
+                                 dict(DEFAULT, TURN_WAITS_S=True)]
 _tuner = C.Tuner()
 
 
