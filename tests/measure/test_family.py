@@ -89,3 +89,31 @@ def test_a_run_without_a_gpu_says_so_and_gives_no_device():
     assert said == ["bench/x.py needs a CUDA GPU (the kernels' compile-only checks are in tests/kernels/)"]
     assert F.chosen_shapes(CPU, "8x8x8,16x8x4", "bench") == [(8, 8, 8), (16, 8, 4)]
     assert F.chosen_shapes(CPU, None, "quick") == [(64, 64, 256)]
+
+
+def test_the_run_takes_the_worker_the_device_line_started(monkeypatch):
+    """``on_gpu``'s worker (the device line) is kept for the run that follows: one worker start fewer."""
+    made: list[object] = []
+    real = F._Worker
+
+    class Counted(real):
+        def __init__(self, *a, **kw):
+            made.append(self)
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(F, "_Worker", Counted)
+    plan = lambda shape: {"blocked": [{"BK": 32}]}  # noqa: E731
+    shapes = CPU.shapes["quick"]
+
+    def workers_of_a_sweep(s: F.Settings) -> int:
+        before = len(made)
+        F.sweep(CPU, shapes, plan, s, budget_s=60, log=lambda *a: None)
+        assert s.kept is None
+        return len(made) - before
+
+    s = settings()
+    fresh = workers_of_a_sweep(s)
+    info = F.device(CPU, s, keep=True)
+    kept = s.kept
+    assert info["device"] == "cpu" and kept is made[-1]
+    assert workers_of_a_sweep(s) == fresh - 1

@@ -89,6 +89,8 @@ class Settings:
     candidates: int = 8  # a baseline's own candidates tried (Meta's autotune configs)
     gpu: bool = True
     paths: Sequence[str] = ()  # folders the worker imports the family from
+    # not a setting: the worker :func:`on_gpu` started, which the run that follows takes (one worker start fewer)
+    kept: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("timing", "kernel_timing"):
@@ -117,13 +119,28 @@ class _Worker:
         self.jobs.close()
 
 
-def device(family: Family, s: Settings) -> dict[str, Any]:
-    """The worker's device and versions; raises RuntimeError when the worker cannot start (no GPU, ...)."""
+def _worker(family: Family, s: Settings) -> _Worker:
+    """The worker :func:`on_gpu` kept for this run, else a new one."""
+    w, s.kept = s.kept, None
+    if w is not None and w.family is family:
+        return w
+    if w is not None:
+        w.close()
+    return _Worker(family, s)
+
+
+def device(family: Family, s: Settings, keep: bool = False) -> dict[str, Any]:
+    """The worker's device and versions; raises RuntimeError when the worker cannot start (no GPU, ...). With
+    ``keep`` the worker stays up in ``s.kept`` for the run that follows (:func:`bench`, :func:`sweep`)."""
     w = _Worker(family, s)
+    a = None
     try:
         a = w.run(w.job("info"))
     finally:
-        w.close()
+        if keep and a is not None and not a.failure:
+            s.kept = w
+        else:
+            w.close()
     if a.failure:
         raise RuntimeError(a.failure)
     return a.value
@@ -144,8 +161,9 @@ def plans(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], P
 
 def on_gpu(family: Family, s: Settings, script: str, shapes: Sequence[Shape], log: Log = print) -> dict | None:
     """The worker's device and versions, said in one line with the run's shapes; None (said why) without a GPU."""
-    info = device(family, s)
+    info = device(family, s, keep=True)
     if info["device"] == "cpu":
+        _worker(family, s).close()
         log(f"{script} needs a CUDA GPU (the kernels' compile-only checks are in tests/kernels/)")
         return None
     log(f"{info['device']} ({info['sms']} SMs), torch {info['torch']}, triton {info['triton']}: {family.name} at "
@@ -250,7 +268,7 @@ def bench(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], P
     cases = plans(family, shapes, plan_for)
     log(f"preflight ({sum(len(c or ()) for p in cases.values() for c in p.values())} configs, {s.workers} workers):")
     verdict = preflight(family, shapes, cases, s, log)
-    w = _Worker(family, s)
+    w = _worker(family, s)
     records: list[dict] = []
     rows: list[dict] = []
     inter: dict[str, dict[str, list[float]]] = {}
@@ -353,7 +371,7 @@ def sweep(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], P
     of_case = {c: [x for x in shapes if family.case(x) == c] for c in cases}
     work = [(of_case[c], k, cfgs) for c, p in cases.items() for k, cfgs in passing(family, p, verdict[c]).items()
             if cfgs]
-    w = _Worker(family, s)
+    w = _worker(family, s)
     try:
         _warm(w, shapes[0], log)
         records = _timed(w, work, t0 + budget_s, "sweep", log)
