@@ -27,9 +27,10 @@ m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)
 import torch
 for shape in eval(sys.argv[5]):
-    out = getattr(m, candidate)(*getattr(m, make)(shape, 0, device))
-    if device == 'cuda':
-        torch.cuda.synchronize()
+    for seed in range(int(sys.argv[6])):  # a package's second call of a shape may take another path (a cache)
+        out = getattr(m, candidate)(*getattr(m, make)(shape, seed, device))
+        if device == 'cuda':
+            torch.cuda.synchronize()
     print('finished', shape, flush=True)
 leaked = [n for n in ('workbench', 'tlx_kernels') if n in sys.modules]
 if leaked:
@@ -39,12 +40,14 @@ if leaked:
 
 
 def bare_run(cases: Path, candidate: str, make: str, shapes: list, device: str, env: dict[str, str],
-             timeout_s: float = 120.0) -> dict[str, Any]:
-    """Call ``candidate(*make(shape, 0, device))`` for each shape in a fresh process without the workbench:
-    {exit (None: killed at the limit), finished (shapes done), tail (its last output), same_as_workbench
-    (filled by the caller)}."""
+             timeout_s: float = 120.0, calls: int = 3) -> dict[str, Any]:
+    """Call ``candidate(*make(shape, seed, device))`` for each shape, ``calls`` times (seeds 0, 1, ...: as the
+    evaluation calls it more than once, and a package may launch a cached kernel from its second call on) in a
+    fresh process without the workbench: {exit (None: killed at the limit), finished (shapes done), tail (its last
+    output)}."""
     try:
-        p = subprocess.run([sys.executable, "-c", _CHILD, str(cases), candidate, make, device, repr(list(shapes))],
+        p = subprocess.run([sys.executable, "-c", _CHILD, str(cases), candidate, make, device, repr(list(shapes)),
+                            str(calls)],
                            capture_output=True, text=True, timeout=timeout_s, env={**os.environ, **env})
         code, out = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:

@@ -58,6 +58,14 @@ def fine__pkg(x):
 def imports_the_workbench__pkg(x):
     import workbench  # noqa: F401
     return x
+
+
+CALLS = []
+
+
+def second_call_segfaults__pkg(x):  # as a package whose second call launches a kernel it cached
+    CALLS.append(1)
+    return ctypes.string_at(0) if len(CALLS) > 1 else x
 '''
 
 
@@ -81,6 +89,9 @@ def test_a_fault_the_package_shows_without_the_workbench_is_its_own(tmp_path):
     fine = corpus_bare.bare_run(cases, "fine__pkg", "inputs", [(3,), (2, 2)], "cpu", env)
     assert fine["exit"] == 0 and fine["finished"] == ["(3,)", "(2, 2)"]
     assert corpus_bare.judged({**row, "candidate": "fine__pkg"}, fine)["status"] == "fault"
+
+    cached = corpus_bare.bare_run(cases, "second_call_segfaults__pkg", "inputs", [(3,)], "cpu", env)
+    assert cached["exit"] == -11 and corpus_bare.judged(row, cached)["status"] == "limitation"
 
     leaked = corpus_bare.bare_run(cases, "imports_the_workbench__pkg", "inputs", [(3,)], "cpu", env)
     assert leaked["exit"] != 0 and "workbench" in leaked["tail"]
