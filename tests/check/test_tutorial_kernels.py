@@ -1,6 +1,7 @@
 """No false positives on the tutorials' own kernels: every ``%%tlx`` cell of tutorials 01-03 (the kernels
 written in the notebooks, and the library kernel tutorial 02 runs last), compiled in-process without a
-GPU after the notebook's setup cell, gets a Report whose static checks ran and found no error or warning.
+GPU after the notebook's setup cell, gets a Report whose static checks ran and found no error or warning; Meta's
+kernel that tutorial 02 compares ours with gets exactly the warnings the tutorial discusses.
 The notebooks as a whole are executed by tests/tutorials; this runs only the cells that compile."""
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from IPython.utils.capture import capture_output  # noqa: E402
 from workbench.report import MIME_TYPE  # noqa: E402
 
 TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
-CELLS = {"01-producer-consumer-gemm": 4, "02-flash-attention": 5, "03-broadcast-fusion": 1}  # %%tlx cells
+CELLS = {"01-producer-consumer-gemm": 4, "02-flash-attention": 7, "03-broadcast-fusion": 1}  # %%tlx cells
+# Kernels tutorial 02 compares ours with, not ours: what the checks must find in them (a true finding the tutorial
+# reads): Meta's persistent ping-pong FA, whose async dots Triton waits for at issue
+EXPECTED = {"_attn_fwd_ws_pipelined_pingpong_persistent": [("dot-waited-at-issue", "warning")] * 2}
 
 pytestmark = pytest.mark.slow
 
@@ -47,4 +51,5 @@ def test_the_tutorials_kernels_get_no_error_or_warning(ip, name, monkeypatch):
     for r in reports:
         said = [(f["rule"], f["severity"], f["line"], f["message"]) for f in r["findings"]
                 if f["severity"] != "info" or f["rule"] == "checks-failed"]
-        assert said == [], (r["kernel"]["name"], said)
+        expected = EXPECTED.get(r["kernel"]["name"], [])
+        assert [x[:2] for x in said] == expected, (r["kernel"]["name"], said)
