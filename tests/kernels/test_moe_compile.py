@@ -207,3 +207,23 @@ def test_trials_compile_clean_with_the_release_only_path(kind):
         assert waits[0] > waits[1], (cfg, waits)
         findings = check_artifact(art, kernel, *args, grid=tuple(grid), **kwargs)
         assert not [x for x in findings if x.severity in ("error", "warning")], [str(x) for x in findings]
+
+
+def test_the_arrival_wait_is_an_acquire_then_the_async_proxy_fence_and_only_when_asked():
+    """WAIT_FLAGS: the producer's wait on an expert's flag is a system-scope acquire, then fence.proxy.async.global
+    before its TMA copies; the plain kernel (the default) has neither, and the waiting one spills nothing and gets
+    no error or warning from the static checks."""
+    from workbench.compile import compile as wb_compile
+
+    kernel, args, kwargs, _grid = launch_of("ws_cooperative", "fwd")
+    flags = torch.zeros(args[4], dtype=torch.int32)
+    art = wb_compile(kernel, *args, target="sm_90", **kwargs, flags=flags, flag_target=2, WAIT_FLAGS=True)
+    ptx = art.stages["ptx"]
+    acquire = ptx.index("ld.global.sys.acquire")
+    assert acquire < ptx.index("fence.proxy.async.global;") < ptx.index("cp.async.bulk.tensor", acquire)
+    plain = build("ws_cooperative", "fwd").stages["ptx"]
+    assert "sys.acquire" not in plain and "fence.proxy.async.global" not in plain
+    assert art.metadata.spills == 0
+    kw = dict(kwargs, flags=flags, flag_target=2, WAIT_FLAGS=True)
+    findings = check_artifact(art, kernel, *args, grid=tuple(_grid), strict=True, **kw)
+    assert [str(f) for f in findings if f.severity != "info"] == []

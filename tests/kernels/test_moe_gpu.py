@@ -178,3 +178,37 @@ def test_grouped_linear_gradients_match_autograd_of_the_reference(variant):
     assert rel_err(x.grad[:rows], x32.grad[:rows]) < tol
     assert rel_err(w.grad, w32.grad) < tol
     assert not w.grad[1].any() and not w.grad[4].any(), "an expert with no tokens has a zero weight gradient"
+
+
+def test_the_producer_waits_for_each_experts_arrival_flag():
+    """WAIT_FLAGS (the expert-parallel layer's arrival wait, run on one GPU): with every flag below its target the
+    kernel waits; then, from the host, a second stream copies each expert's rows into place and raises that
+    expert's flag (memory copies: the copy engine, no SM, which the spinning persistent kernel holds), and the
+    kernel finishes with the right output. The same as the plain kernel's."""
+    import time
+
+    from tlx_kernels.moe import ws_cooperative as WS
+
+    counts = [700, 0, 1301, 129]
+    a, b, offsets = operands("fwd", counts)
+    p = calls.problem("fwd", a, b, offsets, poisoned("fwd", a, b, offsets))
+    kernel, args, kwargs, grid = calls.prepare(p, "ws_cooperative")
+    calls.ensure_allocator(a)
+    flags = torch.zeros(len(counts), dtype=torch.int32, device="cuda")
+    raised = torch.full_like(flags, 2)
+    rows = a.clone()
+    a.fill_(float("nan"))  # the rows are "in flight": they land before their expert's flag
+    side = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    kernel[grid](*args, **kwargs, flags=flags, flag_target=2, WAIT_FLAGS=True)
+    time.sleep(0.05)  # the kernel is spinning on expert 0's flag by now
+    starts = [0] + routing.offsets_of(counts).tolist()
+    with torch.cuda.stream(side):
+        for e in range(len(counts)):
+            a[starts[e]:starts[e + 1]].copy_(rows[starts[e]:starts[e + 1]])
+            flags[e:e + 1].copy_(raised[e:e + 1])
+    torch.cuda.synchronize()
+    check("fwd", a, b, offsets, p.c)
+    plain = calls.launch("fwd", a, b, offsets, "ws_cooperative", WS.DEFAULT, poisoned("fwd", a, b, offsets))
+    torch.cuda.synchronize()
+    assert torch.equal(p.c[:sum(counts)], plain[:sum(counts)])

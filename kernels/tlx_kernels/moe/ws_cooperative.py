@@ -30,6 +30,12 @@ process), hence Triton's own ``tl.make_tensor_descriptor`` and the pause.
 
 TMA zero-fills the rows past a group's end (A, and the ragged reduction of ``dw``) and clips the store there,
 so any token count, 0 included, needs no mask and no host synchronisation.
+
+``WAIT_FLAGS`` (off by default: the same kernel without it) is the expert-parallel layer's arrival wait
+(``bench/notes/moe-communication.md``, step 2): before a group's descriptors the producer spins on
+``flags[g] >= flag_target`` (an acquire at system scope: the rows of expert ``g`` come from other GPUs, whose
+senders raise the flag after writing them) and fences the async proxy, so its TMA copies read the arrived rows. The
+consumers never wait on remote data: they wait on the ring as always.
 """
 
 from __future__ import annotations
@@ -69,9 +75,19 @@ def _drain(full, it, NUM_STAGES: tl.constexpr):
 
 
 @triton.jit
+def wait_arrival(flag, target):
+    """Spin until ``*flag >= target`` with acquire semantics at system scope (the flag is written by another GPU,
+    or the host, after the rows it guards), then fence the async proxy so the TMA copies that follow read those rows
+    (a TMA load does not see generic-proxy writes ordered only by the acquire)."""
+    while tl.atomic_add(flag, 0, sem="acquire", scope="sys") < target:
+        pass
+    tl.inline_asm_elementwise("fence.proxy.async.global;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
 def _produce(a, b, c, offsets, a_bufs, b_bufs, full, empty, E, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
              BK: tl.constexpr, NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, B_T: tl.constexpr,
-             RAGGED_K: tl.constexpr):
+             RAGGED_K: tl.constexpr, flags, flag_target, WAIT_FLAGS: tl.constexpr):
     HALF: tl.constexpr = BM // 2
     STEP_BYTES: tl.constexpr = (BM * BK + BK * BN) * tlx.size_of(a.dtype.element_ty)
     it = 0
@@ -79,6 +95,8 @@ def _produce(a, b, c, offsets, a_bufs, b_bufs, full, empty, E, M, N, K, BM: tl.c
     g, g_first, start, gm, gk, pid_m, pid_n = S.next_tile(tile, 0, 0, offsets, E, M, N, K, BM, BN, GROUP_M,
                                                           RAGGED_K)
     while g < E:  # one group per iteration: its descriptors, then its tiles of this program
+        if WAIT_FLAGS:  # expert-parallel: the group's rows arrive from other GPUs; its flag says when
+            wait_arrival(flags + g, flag_target)
         _drain(full, it, NUM_STAGES)
         a_base, b_base, _c = S.group_bases(a, b, c, g, start, M, N, K, RAGGED_K)
         a_desc, b_desc = _ab_descriptors(a_base, b_base, gm, gk, N, HALF, BN, BK, B_T, RAGGED_K)
@@ -151,7 +169,8 @@ def _consume(a, b, c, offsets, a_bufs, b_bufs, c_bufs, full, empty, E, M, N, K, 
 def ws_grouped_kernel(a, b, c, offsets, E, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                       NUM_STAGES: tl.constexpr, GROUP_M: tl.constexpr, B_T: tl.constexpr, RAGGED_K: tl.constexpr,
                       CONSUMER_REGS: tl.constexpr = 232, EPI_SPLIT: tl.constexpr = 1, EPI_BUFS: tl.constexpr = 1,
-                      SKIP_EMPTY_HALF: tl.constexpr = False):
+                      SKIP_EMPTY_HALF: tl.constexpr = False, flags=None, flag_target=0,
+                      WAIT_FLAGS: tl.constexpr = False):
     dtype: tl.constexpr = a.dtype.element_ty
     HALF: tl.constexpr = BM // 2
     if RAGGED_K:
@@ -169,7 +188,7 @@ def ws_grouped_kernel(a, b, c, offsets, E, M, N, K, BM: tl.constexpr, BN: tl.con
     with tlx.async_tasks():
         with tlx.async_task("default"):
             _produce(a, b, c, offsets, a_bufs, b_bufs, full, empty, E, M, N, K, BM, BN, BK, NUM_STAGES,
-                     GROUP_M, B_T, RAGGED_K)
+                     GROUP_M, B_T, RAGGED_K, flags, flag_target, WAIT_FLAGS)
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=2):
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consume(a, b, c, offsets, a_bufs, b_bufs, c_bufs, full, empty, E, M, N, K, cid, BM, BN, BK,
