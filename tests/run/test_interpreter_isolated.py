@@ -21,7 +21,13 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from workbench.run import isolate
 from workbench.run.interpreter_bounds import OutOfBoundsError
-from workbench.run.interpreter_isolated import InterpretedKernelError, InterpreterCrashError, _how, run_interpreted
+from workbench.run.interpreter_isolated import (
+    InterpretedKernelError,
+    InterpreterCrashError,
+    _how,
+    _stack_line,
+    run_interpreted,
+)
 from workbench.run.isolate import KernelHangError
 from workbench.run.watchdog import Outcome
 
@@ -128,6 +134,21 @@ def test_what_the_c_library_said_before_an_abort_is_in_the_message():
     assert proc.returncode == -signal.SIGABRT and _how(out) == "SIGABRT: double free or corruption (fasttop)"
     cut = Outcome("died", info={"exit_code": -11}, log_tail=" 1 in f\n" + "x" * 4000 + "Fatal Python error: ...")
     assert _how(cut) == "SIGSEGV"  # a tail that starts inside a line says nothing of it
+
+
+def test_a_crash_is_placed_at_the_current_threads_line_wherever_its_stack_is_in_the_dump():
+    """A fatal error dumps every thread in the interpreter's order: the current thread's stack may come before
+    another's (a fresh-clone run lost the line so: it read the last stack only). Earlier dumps asked for with
+    SIGUSR1 do not count; without a fatal error the last dump asked for does (a hang)."""
+    cell = "<tlx-cell-1>"
+    asked = f'Current thread 0x01 (most recent call first):\n  File "{cell}", line 5 in spin\n'
+    fatal = ("Fatal Python error: Segmentation fault\n\n"
+             f'Current thread 0x01 (most recent call first):\n  File "interp.py", line 9 in f\n  File "{cell}", '
+             'line 8 in spin\n  File "worker.py", line 3 in main\n\n'
+             'Thread 0x02 (most recent call first):\n  File "threading.py", line 300 in wait\n')
+    assert _stack_line(asked + fatal, cell) == 8
+    assert _stack_line(asked, cell) == 5
+    assert _stack_line(asked + fatal.replace(cell, "other.py"), cell) is None
 
 
 NB_SETUP = (f"import sys, torch\nsys.path.insert(0, {os.path.dirname(__file__)!r})\n"

@@ -144,13 +144,23 @@ def _at(cls: type[WorkbenchError], msg: str, filename: str, line: int | None, hi
 
 
 def _stack_line(log: str, filename: str) -> int | None:
-    """The innermost line of ``filename`` in the last stack ``faulthandler`` wrote (most recent call first)."""
-    parts = log.rsplit("most recent call first", 1)
-    if len(parts) < 2:
-        return None
-    for m in re.finditer(r'File "(.*)", line (\d+)', parts[1]):
-        if m.group(1) == filename:
-            return int(m.group(2))
+    """The innermost line of ``filename`` in the last stack dump ``faulthandler`` wrote (most recent call first). A
+    fatal error dumps every thread in the interpreter's order, the current one among them, not necessarily last:
+    its stack is searched first, then the other threads' of that dump."""
+    fatal = log.rfind("Fatal Python error")
+    if fatal >= 0:
+        dump = log[fatal:]
+    else:  # a dump asked for (SIGUSR1, a hang): the last one
+        parts = log.rsplit("most recent call first", 1)
+        if len(parts) < 2:
+            return None
+        dump = parts[1]
+    cur = dump.find("Current thread 0x")
+    current = dump[cur:].split("\nThread 0x", 1)[0] if cur >= 0 else ""
+    for text in (current, dump):
+        for m in re.finditer(r'File "(.*)", line (\d+)', text):
+            if m.group(1) == filename:
+                return int(m.group(2))
     return None
 
 
