@@ -195,7 +195,7 @@ def tlx_launch(kernel: Any, configs: Sequence[dict[str, Any]], q, k, v, causal: 
 
 def config_name(cfg: dict[str, Any]) -> str:
     short = {"BLOCK_M": "m", "BLOCK_N": "n", "NUM_GROUPS": "g", "NUM_BUFFERS": "b", "CONSUMER_REGS": "r",
-             "PV_IN_TURN": "pv", "WARP_RELEASE": "wr", "TURN_WAITS_S": "tw", "PV_WAITED": "pw", "GROUP_HEADS": "gh",
+             "PV_IN_TURN": "pv", "WARP_RELEASE": "wr", "TURN_WAITS_S": "tw", "GROUP_HEADS": "gh",
              "SNAKE": "sn", "NUM_STAGES": "s", "num_warps": "w"}
     return "_".join(f"{short.get(k, k)}{int(v) if isinstance(v, bool) else v}" for k, v in cfg.items())
 

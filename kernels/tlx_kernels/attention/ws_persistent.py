@@ -14,8 +14,8 @@ the start of the next. Each consumer releases its Q buffer (``q_empty``) right a
 a tile, so the next Q lands while it finishes its last PV product and stores its output. The K/V ring
 position keeps counting across tiles.
 
-``LATE_P`` (see :mod:`.ws_pipelined`), ``TURN_WAITS_S`` and ``PV_WAITED`` (see :mod:`.ws_pingpong`) are passed
-to :func:`.ws_pingpong.consume_tile`. With it the
+``LATE_P`` (see :mod:`.ws_pipelined`) and ``TURN_WAITS_S`` (see :mod:`.ws_pingpong`) are passed to
+:func:`.ws_pingpong.consume_tile`. With it the
 consumers keep a few of the tile loop's values in local memory (8-32 bytes of stack at D128, sm_90 compile,
 2026-12-03): stored when the tile starts and reloaded once per tile, never inside the KV loop
 (``compile_only.local_memory_in_mma_loops``). Its configs are :data:`TRIALS` until a GPU has timed them.
@@ -57,7 +57,7 @@ def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_s
                                    NUM_GROUPS: tl.constexpr, NUM_BUFFERS: tl.constexpr,
                                    CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr,
                                    WARP_RELEASE: tl.constexpr = False, LATE_P: tl.constexpr = False,
-                                   TURN_WAITS_S: tl.constexpr = False, PV_WAITED: tl.constexpr = False):
+                                   TURN_WAITS_S: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
     TILE_M: tl.constexpr = NUM_GROUPS * BLOCK_M
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
@@ -112,7 +112,7 @@ def ws_persistent_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_s
                     acc, m_i, l_i = consume_tile(q_smem[g], k_smem, v_smem, k_full, k_empty, v_full, v_empty,
                                                  q_empty[g], it, n_blocks, q_start, S_kv, qk_scale, g, CAUSAL,
                                                  BLOCK_M, BLOCK_N, HEAD_DIM, NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, True,
-                                                 LATE_P, TURN_WAITS_S, PV_WAITED)
+                                                 LATE_P, TURN_WAITS_S)
                     dev.store_tile(acc, l_i, m_i, o_smem[g], desc_o, lse_ptr, bh, q_start, S_q, S_o, BLOCK_M,
                                    STORE_LSE)
                     it += n_blocks
@@ -140,9 +140,7 @@ DEFAULT = CONFIGS[0]
 # Compiled for sm_90 (no local memory in the KV loop) but not yet checked and timed on a GPU, so not in CONFIGS
 # (what launch() and attention() use); `bench/attention.py --sweep --space trials` checks and times them.
 TRIALS: list[dict[str, Any]] = [dict(DEFAULT, LATE_P=True), dict(CONFIGS[1], LATE_P=True),
-                                 dict(DEFAULT, TURN_WAITS_S=True), dict(DEFAULT, GROUP_HEADS=4, TURN_WAITS_S=True),
-                                 dict(DEFAULT, PV_WAITED=True), dict(DEFAULT, TURN_WAITS_S=True, PV_WAITED=True),
-                                 dict(DEFAULT, GROUP_HEADS=4, TURN_WAITS_S=True, PV_WAITED=True)]
+                                 dict(DEFAULT, TURN_WAITS_S=True), dict(DEFAULT, GROUP_HEADS=4, TURN_WAITS_S=True)]
 _tuner = C.Tuner()
 
 

@@ -19,10 +19,9 @@ without it only ``S_j`` (the PV product is issued after the hand-over, as in Met
 ``P`` right before its PV issue). With ``TURN_WAITS_S`` a turn lasts until ``S_j`` has completed (Meta's
 persistent ping-pong tutorial keeps its turn that long, though through the wait Triton adds after each of its dots;
 see ``bench/meta_fa_overlap.py``): the other consumer's products then never queue behind this one's, and
-the ``P V`` product still runs under this consumer's softmax. With ``PV_WAITED`` the consumer waits for its
-``P V`` product before its softmax, as Meta's kernel does once compiled (``bench/meta_fa_overlap.py`` measured that
-keeping Meta's ``P V`` in flight makes it 3.4% slower on an H100): the turns alone overlap one consumer's softmax
-with the other's products.
+the ``P V`` product still runs under this consumer's softmax (on an H100, 2026-12-06: on par with the default).
+Waiting for ``P V`` before the softmax as well (Meta's schedule as Triton compiles it) was timed slower there and
+removed (``bench/notes/why-targets-missed.md``).
 
 :func:`.device.produce_kv` and :func:`consume_tile` are the per-tile work of the two roles; the persistent
 kernel (:mod:`.ws_persistent`) calls them once per tile. The turns are :func:`.device.turn_begin` and
@@ -58,7 +57,7 @@ def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empt
                  qk_scale, g: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                  HEAD_DIM: tl.constexpr, NUM_GROUPS: tl.constexpr, NUM_BUFFERS: tl.constexpr,
                  PV_IN_TURN: tl.constexpr, RELEASE_Q: tl.constexpr, LATE_P: tl.constexpr = False,
-                 TURN_WAITS_S: tl.constexpr = False, PV_WAITED: tl.constexpr = False):
+                 TURN_WAITS_S: tl.constexpr = False):
     """Consumer ``g``'s work on one tile: (O, m, l) of its ``BLOCK_M`` query rows over ``n_blocks`` KV blocks at
     ring positions ``it0, ...``. Pipelined as in step (c), each wgmma issue inside the consumer's turn. With
     ``RELEASE_Q`` it arrives on ``q_empty`` once its last ``Q K^T`` is done (the persistent kernel's Q reuse)."""
@@ -90,11 +89,7 @@ def consume_tile(q_buf, k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_empt
         else:
             dev.turn_end(g, NUM_GROUPS, True)
             acc = tlx.async_dot(p.to(dtype), v_smem[prev], acc)
-        if PV_WAITED:  # Meta's schedule as Triton compiles it: P V done before the softmax (turns alone overlap)
-            qk = tlx.async_dot_wait(0, qk)
-            acc = tlx.async_dot_wait(0, acc)
-        else:
-            qk = tlx.async_dot_wait(1, qk)  # S_j done, PV still running
+        qk = tlx.async_dot_wait(1, qk)  # S_j done, PV still running
         tlx.barrier_arrive(k_empty[slot])
         m_i, l_i, p_f32, alpha = dev.softmax_block(qk, m_i, l_i, q_start, j * BLOCK_N, S_kv, qk_scale, CAUSAL, BLOCK_M,
                                                    BLOCK_N)
@@ -116,7 +111,7 @@ def ws_pingpong_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sca
                                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_GROUPS: tl.constexpr,
                                  NUM_BUFFERS: tl.constexpr, CONSUMER_REGS: tl.constexpr, PV_IN_TURN: tl.constexpr,
                                  WARP_RELEASE: tl.constexpr = False, LATE_P: tl.constexpr = False,
-                                 TURN_WAITS_S: tl.constexpr = False, PV_WAITED: tl.constexpr = False):
+                                 TURN_WAITS_S: tl.constexpr = False):
     dtype: tl.constexpr = tlx.dtype_of(desc_q)
     # step (b)'s buffers, barriers, tile and producer, declared again on purpose (see ws.py)
     q_smem = tlx.local_alloc((BLOCK_M, HEAD_DIM), dtype, NUM_GROUPS)
@@ -144,8 +139,7 @@ def ws_pingpong_attention_kernel(desc_q, desc_k, desc_v, desc_o, lse_ptr, qk_sca
             tlx.barrier_wait(q_full[g], 0)
             acc, m_i, l_i = consume_tile(q_smem[g], k_smem, v_smem, k_full, k_empty, v_full, v_empty, q_full[g], 0,
                                          n_blocks, q_start, S_kv, qk_scale, g, CAUSAL, BLOCK_M, BLOCK_N, HEAD_DIM,
-                                         NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, False, LATE_P, TURN_WAITS_S,
-                                         PV_WAITED)
+                                         NUM_GROUPS, NUM_BUFFERS, PV_IN_TURN, False, LATE_P, TURN_WAITS_S)
             # O is staged in this consumer's Q buffer: its last reader, the last Q K^T, has completed
             dev.store_tile(acc, l_i, m_i, q_smem[g], desc_o, lse_ptr, bh, q_start, S_q, S_o, BLOCK_M, STORE_LSE)
             tlx.async_descriptor_store_wait(0)
@@ -167,8 +161,7 @@ CONFIGS: list[dict[str, Any]] = [
 DEFAULT = CONFIGS[0]
 # Compiled clean (as ws_pipelined.TRIALS), not yet checked and timed on a GPU: not in CONFIGS.
 TRIALS: list[dict[str, Any]] = [dict(DEFAULT, LATE_P=True), dict(DEFAULT, PV_IN_TURN=True, LATE_P=True),
-                                 dict(DEFAULT, TURN_WAITS_S=True), dict(DEFAULT, PV_WAITED=True),
-                                 dict(DEFAULT, TURN_WAITS_S=True, PV_WAITED=True)]
+                                 dict(DEFAULT, TURN_WAITS_S=True)]
 _tuner = C.Tuner()
 
 
