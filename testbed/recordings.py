@@ -72,10 +72,11 @@ def sweep_result(stem: str, source: str) -> dict[str, Any] | None:
 
 def newest_recording(stem: str, folder: Path = RECORDED) -> Path | None:
     """The recording of tutorial ``stem`` with the latest date, then the highest run (none = run 1)."""
-    def when(p: Path) -> tuple[str, int]:
-        m = _NAME.fullmatch(p.name)
-        return (m.group(3), int(m.group(4) or 1))
+    found = sorted((m.group(3), int(m.group(4) or 1), p) for p in folder.glob(f"{stem}-*.ipynb")
+                   if (m := _NAME.fullmatch(p.name)) and m["stem"] == stem)
+    return found[-1][2] if found else None
 
-    found = sorted((p for p in folder.glob(f"{stem}-*.ipynb") if (m := _NAME.fullmatch(p.name))
-                    and m["stem"] == stem), key=when)
-    return found[-1] if found else None
+
+def recorded_on(recording: Path) -> str:
+    """The card a recording's name says ran it, as the device name starts: ``NVIDIA H200``, ``NVIDIA H100``."""
+    return "NVIDIA " + _NAME.fullmatch(recording.name)["gpu"].upper()

@@ -209,7 +209,7 @@ def test_tutorial_as_run_on_the_h200_reopens(page, lab, artifacts, path):
     rec = recordings.newest_recording(path.stem)
     if rec is None:
         pytest.skip(f"no H200 recording of {path.name}")
-    gpu = "NVIDIA " + rec.name.split(f"{path.stem}-")[1][:4].upper()  # the card the recording names (H200, H100)
+    gpu = recordings.recorded_on(rec)
     root = lab[2]
     (root / "recorded").mkdir(exist_ok=True)
     (root / "recorded" / path.name).write_bytes(rec.read_bytes())

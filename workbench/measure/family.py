@@ -162,8 +162,9 @@ def plans(family: Family, shapes: Sequence[Shape], plan_for: Callable[[Shape], P
 def on_gpu(family: Family, s: Settings, script: str, shapes: Sequence[Shape], log: Log = print) -> dict | None:
     """The worker's device and versions, said in one line with the run's shapes; None (said why) without a GPU."""
     info = device(family, s, keep=True)
-    if info["device"] == "cpu":
-        _worker(family, s).close()
+    if info["device"] == "cpu":  # no run follows: the kept worker goes
+        s.kept.close()
+        s.kept = None
         log(f"{script} needs a CUDA GPU (the kernels' compile-only checks are in tests/kernels/)")
         return None
     log(f"{info['device']} ({info['sms']} SMs), torch {info['torch']}, triton {info['triton']}: {family.name} at "
