@@ -7,9 +7,13 @@ unmodified) at SIZE^3 bf16 over its own configs as its ``early_config_prune`` ke
 measurement runs in a fresh process, so imports and worker starts are part of it: Triton's autotuner (the
 tutorial's ``matmul``'s autotuned path: first call = tune + run) and ``workbench.search`` (compile on every core,
 checks, isolated runs checked against cuBLAS on fresh inputs, interleaved timing), both with empty caches (cold)
-and again on the caches the cold run filled (warm). Configs Triton's autotuner cannot survive (a compile error
-it does not catch ends its run) are measured on the subset that compiles, for both. Then every config that ran is
-timed exhaustively in one interleaved run, and the search's winner is compared with the best found there.
+and again on the caches the cold run filled (warm). The cold runs then tune a second shape (SIZE/2) in the same
+process, as a notebook's second search would. A last cold search waits first for what ``%load_ext workbench``
+starts in the background (Ray, the compile workers' imports, the GPU actor): a notebook's first search after that
+start. The speed-ups are given for the process as a whole and for the call alone. Configs Triton's autotuner
+cannot survive (a compile error it does not catch ends its run) are measured on the subset that compiles, for both.
+Then every config that ran is timed exhaustively in one interleaved run, and the search's winner is compared with
+the best found there.
 CPU and GPU use are sampled every 0.5 s (psutil, nvidia-smi) while each runs.
 
 CPU rows (no GPU needed): a compile-only search of 32 configs of the library's WS cooperative GEMM with 1, 2 and
@@ -72,8 +76,9 @@ def gemm_reference(a_desc, b_desc, c_desc, M, N, K):
 
 
 # ------------------------------------------------------------------------------------------------ children
-def child_triton(size: int, subset: str) -> dict:
-    """Triton's autotuner over the pruned configs (``subset``: "all" or "ctas1", the configs with NUM_CTAS=1)."""
+def child_triton(size: int, subset: str, then: int | None = None) -> dict:
+    """Triton's autotuner over the pruned configs (``subset``: "all" or "ctas1", the configs with NUM_CTAS=1);
+    ``then``: a second shape tuned afterwards in the same process (its compiled kernels are in memory)."""
     import torch
     import triton
 
@@ -96,15 +101,32 @@ def child_triton(size: int, subset: str) -> dict:
         out.update(status="error", error=f"{type(e).__name__}: {str(e)[:600]}")
     out["tune_s"] = time.perf_counter() - t1
     out["wall_s"] = time.perf_counter() - t0
+    if then and out["status"] == "ok":
+        _, args2, grid2, _ = meta_gemm(then)
+        t2 = time.perf_counter()
+        tuner[grid2](*args2, NUM_SMS=sms)
+        torch.cuda.synchronize()
+        out["then"] = {"size": then, "tune_s": time.perf_counter() - t2, "best": dict(tuner.best_config.kwargs)}
     return out
 
 
-def child_ours(size: int, subset: str) -> dict:
+def child_ours(size: int, subset: str, then: int | None = None, loaded: bool = False) -> dict:
+    """``workbench.search`` over the same configs; ``then``: a second shape searched afterwards in the same process;
+    ``loaded``: what ``%load_ext workbench`` starts in the background (Ray, importing compile workers, the GPU
+    actor) is started first and waited for, as in a notebook whose first search comes after that start."""
     import torch
 
     import workbench
 
     t0 = time.perf_counter()
+    warm = None
+    if loaded:
+        from workbench.search import warm as background
+
+        background.start()
+        while not background.status()["done"]:
+            time.sleep(0.1)
+        warm = background.status() | {"waited_s": time.perf_counter() - t0}
     mod, args, grid, _ = meta_gemm(size)
     tuner = mod.matmul_kernel_tlx_ws
     t1 = time.perf_counter()
@@ -113,11 +135,19 @@ def child_ours(size: int, subset: str) -> dict:
     t2 = time.perf_counter()
     torch.cuda.synchronize()
     rows = r.to_dict()["rows"]
-    return {"configs": len(rows), "setup_s": t1 - t0, "search_s": t2 - t1, "wall_s": t2 - t0, "counts": r.counts(),
-            "info": r.info, "best": r.best_index, "best_config": r.best_config,
-            "rows": [{k: row.get(k) for k in ("index", "config", "status", "ms", "tflops", "ratio", "ref_ms",
-                                              "registers", "spills", "shared_kib", "compile_s", "check_s", "time_s",
-                                              "judge_s", "node", "confirmed", "error")} for row in rows]}
+    out = {"configs": len(rows), "setup_s": t1 - t0, "search_s": t2 - t1, "wall_s": t2 - t0, "counts": r.counts(),
+           "info": r.info, "best": r.best_index, "best_config": r.best_config, "background_start": warm,
+           "rows": [{k: row.get(k) for k in ("index", "config", "status", "ms", "tflops", "ratio", "ref_ms",
+                                             "registers", "spills", "shared_kib", "compile_s", "check_s", "time_s",
+                                             "judge_s", "node", "confirmed", "error")} for row in rows]}
+    if then:
+        _, args2, grid2, _ = meta_gemm(then)
+        t3 = time.perf_counter()
+        r2 = workbench.search(tuner, _space(mod, args2, subset), *args2, grid=grid2, reference=gemm_reference,
+                              flops=2.0 * then ** 3, atol=0.5, rtol=2e-2, progress=False)
+        out["then"] = {"size": then, "search_s": time.perf_counter() - t3, "counts": r2.counts(),
+                       "best_config": r2.best_config, "phases": r2.info.get("phases")}
+    return out
 
 
 def _space(mod, args, subset: str):
@@ -271,11 +301,12 @@ def gpu_rows(size: int) -> dict:
     print("triton (all pruned configs), cold:", _short(out["triton_all_cold"]), flush=True)
     subset = "all" if out["triton_all_cold"].get("status") == "ok" else "ctas1"
     out["subset"] = subset
-    out["triton_cold"] = run_child(["triton", str(size), subset], t_env, 900)
+    then = f"then={size // 2}"  # a second shape in the same process, after the first
+    out["triton_cold"] = run_child(["triton", str(size), subset, then], t_env, 900)
     print("triton cold:", _short(out["triton_cold"]), flush=True)
     out["triton_warm"] = run_child(["triton", str(size), subset], t_env, 600)
     print("triton warm:", _short(out["triton_warm"]), flush=True)
-    out["ours_cold"] = run_child(["ours", str(size), subset], o_env, 900)
+    out["ours_cold"] = run_child(["ours", str(size), subset, then], o_env, 900)
     print("ours cold:", _short(out["ours_cold"]), flush=True)
     out["ours_warm"] = run_child(["ours", str(size), subset], o_env, 900)
     print("ours warm:", _short(out["ours_warm"]), flush=True)
@@ -293,12 +324,29 @@ def gpu_rows(size: int) -> dict:
                                                                  "search_best_vs_exhaustive")}), flush=True)
     out["ours_all_configs_cold"] = run_child(["ours", str(size), "all"], caches("ours-all"), 900)
     print("ours (all pruned configs), cold:", _short(out["ours_all_configs_cold"]), flush=True)
-    tc, oc = out["triton_cold"].get("process_wall_s"), out["ours_cold"].get("process_wall_s")
-    tw, ow = out["triton_warm"].get("process_wall_s"), out["ours_warm"].get("process_wall_s")
-    out["speedup_cold"] = tc / oc if tc and oc else None
-    out["speedup_warm"] = tw / ow if tw and ow else None
-    out["winner_vs_exhaustive_best"] = (out.get("exhaustive") or {}).get("search_best_vs_exhaustive")
+    loaded_env = caches("ours-loaded") | {"TLX_WORKBENCH_WARM": "1"}
+    out["ours_cold_loaded"] = run_child(["ours", str(size), subset, "loaded"], loaded_env, 900)
+    print("ours cold, after %load_ext's background start:", _short(out["ours_cold_loaded"]),
+          (out["ours_cold_loaded"].get("background_start") or {}).get("phases"), flush=True)
+    out.update(speedups(out))
     return out
+
+
+def speedups(out: dict) -> dict:
+    """Triton's time over ours in each state: a fresh process as a whole (imports, Ray's start and exit included),
+    and the call alone (the search; Triton's first call, which tunes) cold, warm, cold after %load_ext's background
+    start, and a second shape in the same process."""
+    def over(a, b):
+        return a / b if a and b else None
+
+    tc, oc, tw, ow = (out.get(k) or {} for k in ("triton_cold", "ours_cold", "triton_warm", "ours_warm"))
+    return {"speedup_cold": over(tc.get("process_wall_s"), oc.get("process_wall_s")),
+            "speedup_warm": over(tw.get("process_wall_s"), ow.get("process_wall_s")),
+            "speedup_cold_call": over(tc.get("tune_s"), oc.get("search_s")),
+            "speedup_warm_call": over(tw.get("tune_s"), ow.get("search_s")),
+            "speedup_cold_after_load_ext": over(tc.get("tune_s"), (out.get("ours_cold_loaded") or {}).get("search_s")),
+            "speedup_second_shape": over((tc.get("then") or {}).get("tune_s"), (oc.get("then") or {}).get("search_s")),
+            "winner_vs_exhaustive_best": (out.get("exhaustive") or {}).get("search_best_vs_exhaustive")}
 
 
 def _short(d: dict) -> str:
@@ -343,10 +391,11 @@ def main() -> None:
     a = ap.parse_args()
     if a.child:
         kind, *rest = a.child
+        then = next((int(x[5:]) for x in rest if x.startswith("then=")), None)
         if kind == "triton":
-            res = child_triton(int(rest[0]), rest[1])
+            res = child_triton(int(rest[0]), rest[1], then)
         elif kind == "ours":
-            res = child_ours(int(rest[0]), rest[1])
+            res = child_ours(int(rest[0]), rest[1], then, loaded="loaded" in rest)
         elif kind == "exhaustive":
             res = child_exhaustive(int(rest[0]), rest[1], [int(x) for x in rest[2].split(",")])
         else:
@@ -362,6 +411,8 @@ def main() -> None:
               "cpu_count": os.cpu_count()}
     if a.gpu or (not a.cpu and torch.cuda.is_available()):
         result["gpu"] = gpu_rows(a.size)
+        print("speed-ups (Triton's time / ours):", json.dumps({k: v for k, v in result["gpu"].items()
+                                                               if k.startswith(("speedup", "winner"))}), flush=True)
     if a.cpu or not torch.cuda.is_available():
         result["cpu"] = cpu_rows(a.configs)
     # the GPU's model in the name (H100 or H200: the device tool lends either), else cpu

@@ -145,6 +145,26 @@ def test_auto_picks_graph_only_when_launch_bound(fake, monkeypatch):
     assert r.method == "cuda-graph" and "launch-bound" in r.notes[0]
 
 
+def test_a_prior_result_stands_in_for_the_first_call_and_the_estimate(fake):
+    """An interleaved round's second bench of a function reuses the first's median and method: 11 calls fewer,
+    the same sizing and the same times."""
+    calls = []
+
+    def kernel():
+        calls.append(1)
+        fake.launch(1.6)
+
+    first = timing.bench(kernel, warmup_ms=5, rep_ms=20)
+    n_first = len(calls)
+    calls.clear()
+    again = timing.bench(kernel, warmup_ms=5, rep_ms=20, prior=first)
+    assert n_first - len(calls) == 11  # the first call, 5 timed and 5 host-timed estimate calls
+    assert (again.runs, again.method) == (first.runs, first.method)
+    assert again.median_ms == pytest.approx(first.median_ms)
+    graphed = timing.bench(lambda: fake.launch(0.003), graph=True)
+    assert timing.bench(lambda: fake.launch(0.003), prior=graphed).method == "cuda-graph"
+
+
 def test_time_call_times_a_users_loop_warm_or_the_kernel_flushed(fake, monkeypatch):
     launched: list[float] = []
     launch = fake.launch

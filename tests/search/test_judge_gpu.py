@@ -42,3 +42,23 @@ def test_a_reference_that_raises_is_a_setup_error():
     problem, _ = _problem(lambda x, y, n: x / None)
     with pytest.raises(SetupError, match="the reference raised TypeError"):
         Judge().setup(problem)
+
+
+def test_the_isolated_worker_starts_with_the_judge_not_with_its_first_candidate():
+    """A GPU actor's Judge starts the isolated worker at once (its imports and CUDA context overlap the compiles);
+    the first candidate's judge then waits for no process start."""
+    from workbench.run import isolate
+
+    isolate._shutdown()
+    isolate._WORKERS.clear()
+    judge = Judge()
+    worker = isolate._WORKERS["gpu"]
+    assert worker.alive and worker.conn is None  # started, not yet waited for
+    worker.ready()
+    problem, cands = _problem(lambda x, y, n: x * 2)
+    judge.setup(problem)
+    out = compile_candidate(problem, cands[0])
+    starts = worker.starts
+    row = judge.judge(cands[0], out.binary)
+    assert row["status"] == "ok" and worker.starts == starts, row
+    assert row["run_s"] < 1.0, row  # the launch alone (a process start took about 4 s on an H100)
