@@ -3,8 +3,9 @@
 API (everything but timing and capture works with no GPU):
 
 - ``bench(fn, *args, warmup_ms=25, rep_ms=100, flush_l2=None, inputs=None, graph=None,
-  flops=None, bytes=None, name=None) -> BenchResult``: CUDA-event timing, L2 flushed between runs
-  (default unless rotating ``inputs`` are given), CUDA-graph replay for launch-bound kernels.
+  flops=None, bytes=None, name=None, prior=None) -> BenchResult``: CUDA-event timing, L2 flushed between runs
+  (default unless rotating ``inputs`` are given), CUDA-graph replay for launch-bound kernels; ``prior`` (the
+  same function's result of an earlier interleaved round) skips the first call and the estimate.
   ``BenchResult``: median_ms, p10_ms, p90_ms, runs, method, l2, spread, stable, warning,
   tflops/tbs, ``to_dict()``.
 - ``ceilings(device=None, refresh=False) -> Ceilings``: the local GPU measured once (cuBLAS
